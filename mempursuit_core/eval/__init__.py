@@ -1,0 +1,1 @@
+"""Paired with/without evaluation of read policies (``mempursuit eval``)."""

@@ -1,0 +1,97 @@
+"""The contracts between the evaluation harness, its stores and its embedders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+__all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend"]
+
+
+@dataclass(frozen=True)
+class MemoryUnit:
+    """One memory written to a store (a dialogue turn, an observation or a session summary).
+
+    Attributes
+    ----------
+    uid : str
+        Unique within the dataset (stable across runs: used as cache key and store id).
+    text : str
+        What gets embedded and stored.
+    group : str
+        The scope a question searches (a LoCoMo conversation, a LongMemEval question's haystack,
+        a BEAM chat): stores map it to their user / tenant scoping.
+    session_id : str
+        The session the unit comes from (gold evidence at the session level).
+    source_ids : tuple of str
+        Turn / message ids the unit covers (gold evidence at the turn level).
+    timestamp : str or None
+        ISO-8601 time of the source session, if known.
+    """
+
+    uid: str
+    text: str
+    group: str
+    session_id: str
+    source_ids: tuple[str, ...] = ()
+    timestamp: str | None = None
+    speaker: str | None = None
+
+
+@dataclass
+class Pool:
+    """A framework's candidate pool for one query, in its native order.
+
+    Attributes
+    ----------
+    uids : list of str, length P
+        Unit ids in native order.
+    vectors : ndarray, shape (P, d)
+        The stored vectors of those units (fetched from the store, not re-embedded).
+    query_vector : ndarray, shape (d,)
+        The query embedding the framework computed.
+    native_scores : ndarray, shape (P,), or None
+        The framework's own scores (higher is better), if it exposes them.
+    signals : dict
+        Extra per-pool signals for policies (see :class:`mempursuit_core.Selector`).
+    """
+
+    uids: list[str]
+    vectors: np.ndarray
+    query_vector: np.ndarray
+    native_scores: np.ndarray | None = None
+    signals: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """L2-normalised float32 embeddings, shape (n, dim)."""
+
+
+@runtime_checkable
+class StoreBackend(Protocol):
+    """A memory store the harness writes units into and reads pools from."""
+
+    name: str
+
+    def build(
+        self,
+        units: Sequence[MemoryUnit],
+        *,
+        embedder: Embedder,
+        workdir: Path,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        """Write every unit (all groups) into the store."""
+
+    def pool(self, group: str, query: str, size: int) -> Pool:
+        """The native candidate pool of ``size`` for ``query`` within ``group``."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,19 @@
+"""Hook specifications for mempursuit plugins (entry-point group ``mempursuit``)."""
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("mempursuit")
+hookimpl = pluggy.HookimplMarker("mempursuit")
+
+
+@hookspec
+def register_selectors(register):
+    """Register read policies: ``register(name, factory, description="")``.
+
+    ``factory(**options)`` returns an object with the :class:`mempursuit_core.Selector` interface.
+    """
+
+
+@hookspec
+def register_adapters(register):
+    """Register framework adapters: ``register(AdapterSpec(...))``."""
