@@ -21,6 +21,8 @@ STOP_BUDGET = 0  # k (or P) memories selected
 STOP_ADAPTIVE = 1  # patience steps in a row with relative improvement <= tau
 
 _PIVOT_FLOOR = 1e-300
+# Cosine at or above 1 - DUP_TOL: the same direction as a selected memory (a copy).
+DUP_TOL = 1e-12
 
 
 @njit(cache=True, fastmath=_FM, nogil=True)
@@ -274,6 +276,7 @@ def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, order, weights, losses
     alpha = np.zeros(n)
     u = b.copy()
     taken = np.zeros(P, dtype=np.bool_)
+    deferred = np.zeros(P, dtype=np.bool_)
     x = np.empty(d)
     L = np.zeros((n, n))
     free_list = np.empty(n, dtype=np.int64)
@@ -283,14 +286,29 @@ def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, order, weights, losses
     stop = STOP_BUDGET
     t = 0
     while t < n:
-        # Pick: best residual score, ties to the lowest native position.
+        # Pick: best residual score, ties to the lowest native position. A copy of a selected
+        # memory (same direction) cannot change the reconstruction; its score exceeds the
+        # others only by ridge terms (lambda * alpha), so it is deferred until nothing else is
+        # left, and deferred copies then come in native order.
         j = -1
-        best = -np.inf
-        for i in range(P):
-            if not taken[i] and u[i] > best:
-                best = u[i]
-                j = i
-        if j < 0:  # every remaining score is -inf/NaN: cannot happen for validated input
+        while True:
+            j = -1
+            best = -np.inf
+            for i in range(P):
+                if not taken[i] and not deferred[i] and u[i] > best:
+                    best = u[i]
+                    j = i
+            if j < 0:
+                break
+            copy = False
+            for s in range(t):
+                if cols[s, j] >= 1.0 - DUP_TOL:
+                    copy = True
+                    break
+            if not copy:
+                break
+            deferred[j] = True
+        if j < 0:
             j = 0
             while taken[j]:
                 j += 1

@@ -75,6 +75,12 @@ def select_reference(query, candidates, k, *, ridge=1e-10, adaptive=False, tau=1
     prev, flat = 1.0, 0
     for _ in range(n):
         masked = np.where(np.isin(np.arange(P), order), -np.inf, u)
+        if order:  # copies of selected memories are deferred (see _kernel.DUP_TOL)
+            copies = (G[:, order].max(axis=1) >= 1.0 - 1e-12) & np.isfinite(masked)
+            if copies.all() or not np.isfinite(masked[~copies]).any():
+                masked = np.where(copies, -np.arange(P, dtype=float), -np.inf)
+            else:
+                masked = np.where(copies, -np.inf, masked)
         j = int(np.argmax(masked))
         rest = np.delete(masked, j)
         margins.append(masked[j] - rest.max() if rest.size and np.isfinite(rest.max()) else np.inf)

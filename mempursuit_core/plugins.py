@@ -11,6 +11,7 @@ import importlib.metadata
 import importlib.util
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -129,9 +130,20 @@ def load_plugins() -> pluggy.PluginManager:
             is_builtin = BUILTIN_PLUGINS.get(ep.name) == ep.value
             if allow is not None and ep.name not in allow and not is_builtin:
                 continue
-            pm.register(ep.load(), name=ep.name)
+            try:
+                module = ep.load()
+            except Exception as exc:  # a broken plugin must not take the host down; say so
+                warnings.warn(
+                    f"mempursuit plugin {ep.name!r} ({ep.value}) failed to load and was skipped: "
+                    f"{type(exc).__name__}: {exc}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                pm.set_blocked(ep.name)
+                continue
+            pm.register(module, name=ep.name)
         for name, modname in BUILTIN_PLUGINS.items():
-            if pm.get_plugin(name) is None:
+            if pm.get_plugin(name) is None and not pm.is_blocked(name):
                 try:
                     module = importlib.import_module(modname)
                 except ModuleNotFoundError as exc:

@@ -1,0 +1,156 @@
+"""The ``mempursuit`` command: wiring only; the work lives in the modules it calls."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+
+def _cmd_adapters(args) -> int:
+    from .plugins import list_adapters
+
+    adapters = list_adapters()
+    if args.json:
+        print(json.dumps({n: {"framework": s.framework, "installed": s.framework_installed(),
+                              "extra": s.extra, "install": s.hint, "summary": s.summary}
+                          for n, s in sorted(adapters.items())}, indent=2))
+        return 0
+    if not adapters:
+        print("no adapters registered")
+        return 0
+    width = max(len(n) for n in adapters)
+    for name, spec in sorted(adapters.items()):
+        state = "installed" if spec.framework_installed() else f"not installed ({spec.hint})"
+        print(f"{name:<{width}}  {spec.framework}: {state}" + (f"  - {spec.summary}" if spec.summary else ""))
+    return 0
+
+
+def _cmd_selectors(args) -> int:
+    from .selectors import list_selectors
+
+    for name, desc in list_selectors().items():
+        print(f"{name:<22} {desc}")
+    return 0
+
+
+def _load_npy(path: str, what: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"mempursuit select: cannot read {what} from {path!r}: {exc}") from None
+
+
+def _cmd_select(args) -> int:
+    from .selectors import get_selector
+
+    q = _load_npy(args.query, "the query")
+    M = _load_npy(args.candidates, "the candidates")
+    selector = get_selector(args.policy)
+    try:
+        if args.policy in ("mempursuit", "mempursuit-adaptive"):
+            from .pursuit import select
+
+            res = select(q, M, args.k, ridge=args.ridge, adaptive=args.policy.endswith("adaptive"),
+                         tau=args.tau, patience=args.patience)
+            order, weights, losses, gaps, stop = (res.order, res.weights, res.losses, res.gaps,
+                                                  res.stop_reason)
+        else:
+            sel = selector.select(q, M, args.k)
+            order, weights, losses, gaps, stop = sel.order, sel.weights, None, None, sel.stopped
+    except ValueError as exc:
+        print(f"mempursuit select: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({
+            "order": order.tolist(),
+            "weights": None if weights is None else weights.tolist(),
+            "losses": None if losses is None else losses.tolist(),
+            "gaps": None if gaps is None else gaps.tolist(),
+            "stop_reason": stop,
+        }))
+        return 0
+    print(f"policy {args.policy}: {len(order)} of {len(M)} candidates"
+          + (f" (stopped: {stop})" if stop else ""))
+    print(f"{'step':>4} {'index':>6} {'weight':>10} {'loss':>12} {'gap':>12}")
+    for t, j in enumerate(order):
+        w = f"{weights[t]:.6f}" if weights is not None else "-"
+        lo = f"{losses[t]:.6e}" if losses is not None else "-"
+        ga = f"{gaps[t]:.3e}" if gaps is not None else "-"
+        print(f"{t + 1:>4} {j:>6} {w:>10} {lo:>12} {ga:>12}")
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    from . import bench
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # the full-Gram baseline may then use several BLAS threads
+        threadpool_limits = None
+    if threadpool_limits is not None:
+        with threadpool_limits(1):
+            bench.run(quick=args.quick, threads=args.threads, out=args.out,
+                      reference=not args.no_reference)
+    else:
+        bench.run(quick=args.quick, threads=args.threads, out=args.out,
+                  reference=not args.no_reference)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mempursuit",
+        description="Residual-pursuit read policies for agent-memory frameworks.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("adapters", help="list registered framework adapters and whether each framework is installed")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_adapters)
+
+    p = sub.add_parser("selectors", help="list registered read policies")
+    p.set_defaults(func=_cmd_selectors)
+
+    p = sub.add_parser("select", help="select from candidates in .npy files and print the trace")
+    p.add_argument("query", help=".npy file with the query vector, shape (d,)")
+    p.add_argument("candidates", help=".npy file with candidate vectors, shape (P, d), native order")
+    p.add_argument("-k", type=int, default=10, help="budget (default 10)")
+    p.add_argument("--policy", default="mempursuit", help="selector name (default mempursuit)")
+    p.add_argument("--ridge", type=float, default=1e-10)
+    p.add_argument("--tau", type=float, default=1e-5)
+    p.add_argument("--patience", type=int, default=2)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_cmd_select)
+
+    p = sub.add_parser("bench", help="latency benchmark: prints a table, writes JSON")
+    p.add_argument("--out", default="bench.json", help="JSON output path (default bench.json)")
+    p.add_argument("--quick", action="store_true", help="a small grid (seconds)")
+    p.add_argument("--threads", type=int, default=None, help="threads for the batch form")
+    p.add_argument("--no-reference", action="store_true", help="skip the full-Gram baseline")
+    p.set_defaults(func=_cmd_bench)
+
+    try:
+        from .eval.cli import add_eval_parser
+    except ImportError:
+        add_eval_parser = None
+    if add_eval_parser is not None:
+        add_eval_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .plugins import AdapterNotInstalledError, UnknownNameError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (UnknownNameError, AdapterNotInstalledError) as exc:
+        print(f"mempursuit {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
