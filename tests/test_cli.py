@@ -1,0 +1,63 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from conftest import clustered
+from mempursuit_core import select
+from mempursuit_core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_select_prints_order_and_trace(tmp_path, rng, capsys):
+    q, M = clustered(rng, P=40, d=16)
+    np.save(tmp_path / "q.npy", q)
+    np.save(tmp_path / "M.npy", M.astype(np.float32))
+    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "-k", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["order"] == select(q, M.astype(np.float32), 5).order.tolist()
+    assert len(out["gaps"]) == 5 and abs(sum(out["weights"]) - 1) < 1e-9
+    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "-k", "3"]) == 0
+    table = capsys.readouterr().out
+    assert "step" in table and "gap" in table and len(table.strip().splitlines()) == 5
+    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "--policy", "mmr",
+                 "-k", "3"]) == 0
+
+
+def test_select_reports_bad_input(tmp_path, capsys):
+    np.save(tmp_path / "q.npy", np.ones(4))
+    np.save(tmp_path / "M.npy", np.ones((3, 5)))
+    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy")]) == 2
+    assert "dimension mismatch" in capsys.readouterr().err
+    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "--policy", "zzz"]) == 2
+    assert "registered" in capsys.readouterr().err
+
+
+def test_adapters_and_selectors_commands(capsys):
+    assert main(["selectors"]) == 0
+    assert "mempursuit-adaptive" in capsys.readouterr().out
+    assert main(["adapters", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    for spec in listing.values():
+        assert isinstance(spec["installed"], bool) and spec["install"]
+
+
+def test_python_dash_m_entry_point():
+    res = subprocess.run([sys.executable, "-m", "mempursuit_core", "selectors"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and "native" in res.stdout
+
+
+def test_bench_quick_writes_json(tmp_path):
+    from mempursuit_core import bench
+
+    lines = []
+    result = bench.run(quick=True, out=tmp_path / "b.json", reference=False, echo=lines.append)
+    data = json.loads((tmp_path / "b.json").read_text())
+    assert data["latency"] and all(r["median_ms"] > 0 for r in data["latency"])
+    assert {r["dtype"] for r in data["latency"]} == {"float32", "float64"}
+    assert data["jit"]["warm_cache"]["first_call_ms"] > 0
+    assert result["batch_queries_per_s"]
