@@ -1,0 +1,27 @@
+"""MemPursuit adapter for LightMem (zjunlp/LightMem).
+
+``MemPursuitLightMemory(LightMemory.from_config(config))`` is a drop-in ``LightMemory`` whose
+``retrieve(query, limit, filters)`` returns the ``limit`` memories MemPursuit selects from
+LightMem's top-60 Qdrant pool, in LightMem's own ``"time_stamp weekday memory"`` format.
+Importing this package does not import LightMem or qdrant-client.
+"""
+
+from .adapter import (
+    DEFAULT_POOL_SIZE,
+    LightMemPool,
+    LightMemSelection,
+    MemPursuitLightMemory,
+    StoreDeletionError,
+    format_entry,
+    protect_qdrant_store,
+)
+
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "LightMemPool",
+    "LightMemSelection",
+    "MemPursuitLightMemory",
+    "StoreDeletionError",
+    "format_entry",
+    "protect_qdrant_store",
+]

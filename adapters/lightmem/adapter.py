@@ -1,0 +1,515 @@
+"""MemPursuit as LightMem's read policy.
+
+LightMem (zjunlp/LightMem) answers ``LightMemory.retrieve(query, limit, filters)`` with one dense
+Qdrant search of ``limit`` results (truncation happens inside Qdrant) and formats each hit as
+``"time_stamp weekday memory"``. :class:`MemPursuitLightMemory` wraps a ``LightMemory`` and keeps
+that signature and format, but asks Qdrant for a larger pool (``pool_size``, default 60: the
+LightMem pool of the paper) *with the stored vectors*, embeds the query with LightMem's own
+embedder, and keeps the ``limit`` memories that a selector (MemPursuit by default) picks, in the
+selector's order.
+
+One-line swap::
+
+    memory = MemPursuitLightMemory(LightMemory.from_config(config))
+    # or: memory = MemPursuitLightMemory.from_config(config)   (also guards the store, see below)
+
+Everything else (``add_memory``, ``offline_update``, ``summarize``, ...) is delegated to the
+wrapped ``LightMemory`` unchanged.
+
+Private LightMem details this module relies on (read in LightMem's source, 2026-08 HEAD):
+
+* ``LightMemory.text_embedder.embed(text)`` returns the query embedding as a list
+  (``lightmem/factory/text_embedder/huggingface.py``, ``.../openai.py``).
+* ``LightMemory.embedding_retriever`` is ``lightmem/factory/retriever/embeddingretriever/
+  qdrant.py: Qdrant`` with ``.client`` (a ``QdrantClient``), ``.collection_name`` and
+  ``._create_filter(filters)`` (LightMem's dict-to-``Filter`` translation, reused here so that
+  filters mean exactly what they mean to ``retrieve``). Its ``search`` calls
+  ``client.query_points(..., with_payload=True, with_vectors=True)`` and drops the vectors; the
+  pool query here is the same call with ``limit=pool_size``.
+* ``offline_update`` stores one point per ``MemoryEntry`` in a cosine collection: the vector is
+  the embedding of ``entry.memory``, the payload holds ``time_stamp``, ``weekday``, ``memory``
+  and the entry's other fields.
+* ``Qdrant.__init__`` deletes ``path`` on open unless ``on_disk=True`` (see
+  :func:`protect_qdrant_store`).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from mempursuit_core.selectors import Selection, Selector, get_selector
+
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "LightMemPool",
+    "LightMemSelection",
+    "MemPursuitLightMemory",
+    "StoreDeletionError",
+    "format_entry",
+    "protect_qdrant_store",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_POOL_SIZE = 60
+_RETRIEVER_KEYS = ("embedding_retriever", "summary_retriever")
+
+
+class StoreDeletionError(ValueError):
+    """Opening this LightMem config would delete an existing Qdrant store directory."""
+
+
+@dataclass
+class LightMemPool:
+    """LightMem's native candidate pool for one query.
+
+    Attributes
+    ----------
+    ids : list, length P
+        Qdrant point ids in native order (descending cosine score).
+    scores : ndarray of float64, shape (P,)
+        Qdrant's cosine scores (higher is better).
+    payloads : list of dict, length P
+        The stored payloads (``time_stamp``, ``weekday``, ``memory``, ...).
+    vectors : ndarray of float32, shape (P, d)
+        The stored vectors, as Qdrant returns them (unit length for a cosine collection).
+    query_vector : ndarray of float32, shape (d,)
+        The query embedding from LightMem's embedder.
+    """
+
+    ids: list
+    scores: np.ndarray
+    payloads: list[dict]
+    vectors: np.ndarray
+    query_vector: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def entry(self, i: int) -> dict:
+        """Position ``i`` as LightMem's ``search(..., return_full=True)`` reports a hit."""
+        return {"id": self.ids[i], "score": float(self.scores[i]), "payload": self.payloads[i]}
+
+
+@dataclass
+class LightMemSelection:
+    """What :meth:`MemPursuitLightMemory.select` chose, with the pool it chose from.
+
+    Attributes
+    ----------
+    entries : list of dict
+        The kept hits in the selector's order, each ``{"id", "score", "payload"}``.
+    pool : LightMemPool or None
+        The pool (None when the adapter fell back to LightMem's native retrieval).
+    selection : Selection or None
+        The selector's answer (``order`` indexes ``pool``).
+    fallback_reason : str or None
+        Why the native result was returned instead, if it was.
+    """
+
+    entries: list[dict]
+    pool: LightMemPool | None = None
+    selection: Selection | None = None
+    fallback_reason: str | None = None
+    info: dict = field(default_factory=dict)
+
+
+def format_entry(payload: Mapping[str, Any]) -> str:
+    """LightMem's result string for one payload: ``f"{time_stamp} {weekday} {memory}"``.
+
+    Missing fields are empty strings, as in ``LightMemory.retrieve``. (With BoundMem tags the
+    memory text is already stripped by LightMem's ``filter_by_tags``.)
+    """
+    return f"{payload.get('time_stamp', '')} {payload.get('weekday', '')} {payload.get('memory', '')}"
+
+
+def _check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+def _point_vector(point: Any) -> Any:
+    """The dense vector of a Qdrant point (unnamed, or the only / default named vector)."""
+    vec = point.vector
+    if vec is None:
+        raise ValueError(f"Qdrant returned point {point.id!r} without its vector")
+    if isinstance(vec, Mapping):
+        if "" in vec:
+            return vec[""]
+        if len(vec) == 1:
+            return next(iter(vec.values()))
+        raise ValueError(
+            f"point {point.id!r} has several named vectors {sorted(vec)}; LightMem stores one "
+            "unnamed dense vector"
+        )
+    return vec
+
+
+# --------------------------------------------------------------------------------------------
+# Store guard
+# --------------------------------------------------------------------------------------------
+
+def _is_path_store(cfg: Any) -> bool:
+    get = cfg.get if isinstance(cfg, Mapping) else (lambda k, d=None: getattr(cfg, k, d))
+    return not (get("client") or get("url") or (get("host") and get("port")))
+
+
+def _on_disk_was_set(cfg: Any) -> bool:
+    if isinstance(cfg, Mapping):
+        return "on_disk" in cfg and cfg["on_disk"] is not None
+    fields_set = getattr(cfg, "model_fields_set", None)
+    if fields_set is None:
+        return getattr(cfg, "on_disk", None) is not None
+    return "on_disk" in fields_set
+
+
+def _store_path(cfg: Any) -> str:
+    path = cfg.get("path") if isinstance(cfg, Mapping) else getattr(cfg, "path", None)
+    # LightMem's QdrantConfig default path (configs/retriever/embeddingretriever/qdrant.py).
+    return path or "/tmp/qdrant"
+
+
+def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
+    """Guard a LightMem config against the store-deleting ``on_disk=False`` default.
+
+    LightMem's ``Qdrant`` store runs ``shutil.rmtree(path)`` when it is opened with a local
+    ``path`` and ``on_disk`` false, which is the default: re-opening a LightMem store wipes it.
+    For each Qdrant retriever block (``embedding_retriever``, ``summary_retriever``) that uses a
+    local path, this sets ``on_disk=True`` when it was left unset, and refuses an explicit
+    ``on_disk=False`` whose path already holds data.
+
+    Parameters
+    ----------
+    config : dict or lightmem ``BaseMemoryConfigs``
+        Not modified: a guarded copy is returned.
+    allow_reset : bool, default False
+        Accept an explicit ``on_disk=False`` over an existing store (LightMem then deletes it).
+
+    Returns
+    -------
+    dict or BaseMemoryConfigs
+        The guarded copy.
+
+    Raises
+    ------
+    StoreDeletionError
+        When ``on_disk=False`` was given explicitly for a non-empty existing path and
+        ``allow_reset`` is false.
+    """
+    config = copy.deepcopy(config)
+    for key in _RETRIEVER_KEYS:
+        block = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
+        if block is None:
+            continue
+        if isinstance(block, Mapping):
+            if block.get("model_name", "qdrant") != "qdrant":
+                continue
+            cfg = block.get("configs")
+            if cfg is None:
+                cfg = block["configs"] = {}
+        else:
+            if getattr(block, "model_name", "qdrant") != "qdrant":
+                continue
+            cfg = getattr(block, "configs", None)
+            if cfg is None:
+                continue
+        if not _is_path_store(cfg):
+            continue
+        path = _store_path(cfg)
+        if not _on_disk_was_set(cfg):
+            if isinstance(cfg, dict):
+                cfg["on_disk"] = True
+            else:
+                cfg.on_disk = True
+            logger.info("LightMem %s: set on_disk=True so that opening %s keeps the store", key, path)
+            continue
+        on_disk = cfg.get("on_disk") if isinstance(cfg, Mapping) else getattr(cfg, "on_disk")
+        if not on_disk and os.path.isdir(path) and os.listdir(path) and not allow_reset:
+            raise StoreDeletionError(
+                f"LightMem {key}: on_disk=False makes LightMem delete the existing Qdrant store "
+                f"at {path!r} when it opens; set on_disk=True to keep it, or pass "
+                "allow_reset=True to delete it on purpose"
+            )
+    return config
+
+
+# --------------------------------------------------------------------------------------------
+# The wrapper
+# --------------------------------------------------------------------------------------------
+
+class MemPursuitLightMemory:
+    """A ``LightMemory`` whose ``retrieve`` keeps the memories a selector picks from a pool.
+
+    Parameters
+    ----------
+    memory : lightmem ``LightMemory``
+        The instance to wrap (anything with LightMem's ``text_embedder`` and Qdrant
+        ``embedding_retriever`` works).
+    pool_size : int, default 60
+        ``P``: how many hits to ask Qdrant for (LightMem's native order). ``limit`` memories are
+        selected from them; ``limit >= pool_size`` keeps the whole pool.
+    policy : str or Selector, default "mempursuit"
+        A registered selector name (``native``, ``mempursuit``, ``mempursuit-adaptive``,
+        ``mmr``, or a plugin's) or a ready :class:`~mempursuit_core.Selector`. ``"native"``
+        reproduces ``LightMemory.retrieve`` exactly (the "w/o" baseline).
+    fallback : bool, default True
+        If anything inside the adapter fails (pool query, vectors, selection), log the reason at
+        WARNING and return LightMem's own ``retrieve`` result. False re-raises instead.
+    **policy_options
+        Passed to :func:`mempursuit_core.get_selector` (e.g. ``ridge=1e-10``).
+
+    Notes
+    -----
+    Adaptive stopping (``policy="mempursuit-adaptive"``) can return fewer than ``limit``
+    memories. The result is in the selector's order (most useful first); sort it by
+    ``time_stamp`` before showing it to an answerer if you want the paper's presentation.
+    """
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        policy: str | Selector = "mempursuit",
+        fallback: bool = True,
+        **policy_options: Any,
+    ):
+        if isinstance(memory, MemPursuitLightMemory):
+            memory = memory.memory
+        self.memory = memory
+        self.pool_size = _check_positive_int("pool_size", pool_size)
+        if isinstance(policy, str):
+            self.selector = get_selector(policy, **policy_options)
+        elif policy_options:
+            raise TypeError("policy options are only accepted with a policy name")
+        elif callable(getattr(policy, "select", None)):
+            self.selector = policy
+        else:
+            raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
+        self.fallback = bool(fallback)
+        self._warn_if_store_unprotected()
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Any,
+        *,
+        allow_store_reset: bool = False,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        policy: str | Selector = "mempursuit",
+        fallback: bool = True,
+        **policy_options: Any,
+    ) -> "MemPursuitLightMemory":
+        """``LightMemory.from_config`` with the store guard, wrapped.
+
+        ``config`` is LightMem's config dict (or a ``BaseMemoryConfigs``); it is passed through
+        :func:`protect_qdrant_store` first, so an existing store is not deleted on open.
+        """
+        from lightmem.memory.lightmem import LightMemory  # LightMem installs from git
+
+        guarded = protect_qdrant_store(config, allow_reset=allow_store_reset)
+        if isinstance(guarded, Mapping):
+            memory = LightMemory.from_config(dict(guarded))
+        else:
+            memory = LightMemory(guarded)
+        return cls(memory, pool_size=pool_size, policy=policy, fallback=fallback, **policy_options)
+
+    # -- delegation --------------------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes this wrapper does not define.
+        if name == "memory":
+            raise AttributeError(name)
+        return getattr(self.memory, name)
+
+    def __repr__(self) -> str:
+        return (f"MemPursuitLightMemory({type(self.memory).__name__}, pool_size={self.pool_size}, "
+                f"policy={getattr(self.selector, 'name', self.selector)!r})")
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def pool(self, query: str, filters: Mapping[str, Any] | None = None, *,
+             size: int | None = None) -> LightMemPool:
+        """LightMem's native top-``size`` hits for ``query`` with their stored vectors.
+
+        The same Qdrant call as ``LightMemory.retrieve`` (LightMem's query embedding, its
+        filter translation, cosine order) with ``limit=size`` (default ``pool_size``).
+        """
+        size = self.pool_size if size is None else _check_positive_int("size", size)
+        retriever = self.memory.embedding_retriever
+        query_vector = self.memory.text_embedder.embed(query)
+        query_filter = retriever._create_filter(dict(filters)) if filters else None
+        response = retriever.client.query_points(
+            collection_name=retriever.collection_name,
+            query=list(map(float, query_vector)),
+            query_filter=query_filter,
+            limit=size,
+            with_payload=True,
+            with_vectors=True,
+        )
+        points = list(response.points)
+        qv = np.asarray(query_vector, dtype=np.float32)
+        if points:
+            vectors = np.asarray([_point_vector(p) for p in points], dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape[1] != qv.shape[0]:
+                raise ValueError(
+                    f"stored vectors have shape {vectors.shape}, query embedding has "
+                    f"{qv.shape[0]} dimensions"
+                )
+        else:
+            vectors = np.empty((0, qv.shape[0]), dtype=np.float32)
+        return LightMemPool(
+            ids=[p.id for p in points],
+            scores=np.asarray([p.score for p in points], dtype=np.float64),
+            payloads=[dict(p.payload or {}) for p in points],
+            vectors=vectors,
+            query_vector=qv,
+        )
+
+    def select(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        boundmem_tags: Any = None,
+        boundmem_drop_untagged: bool = False,
+    ) -> LightMemSelection:
+        """Pool, select and report: the story behind :meth:`retrieve` (hit dicts, not strings).
+
+        On a failure inside the adapter (with ``fallback=True``) the entries are LightMem's
+        native top-``limit`` hits and ``fallback_reason`` says why.
+        """
+        limit = _check_positive_int("limit", limit)
+        try:
+            return self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged)
+        except Exception as exc:  # the adapter must never cost the user the native result
+            reason = self._fallback_reason(exc, limit)
+            entries = self._native_hits(query, limit, filters, boundmem_tags,
+                                        boundmem_drop_untagged)
+            return LightMemSelection(entries=entries, fallback_reason=reason)
+
+    def retrieve(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        boundmem_tags: Any = None,
+        boundmem_drop_untagged: bool = False,
+        return_full: bool = False,
+    ) -> list:
+        """``LightMemory.retrieve`` with the ``limit`` memories chosen from the top-P pool.
+
+        Parameters
+        ----------
+        query : str
+        limit : int, default 10
+            ``K``, how many memories to return.
+        filters : dict, optional
+            LightMem's filters (``{"field": value}`` or ``{"field": {"gte": a, "lte": b}}``).
+        boundmem_tags, boundmem_drop_untagged
+            As in ``LightMemory.retrieve`` (LightMem's tag filter is applied to the pool before
+            selection).
+        return_full : bool, default False
+            Return LightMem's hit dicts ``{"id", "score", "payload"}`` instead of strings.
+
+        Returns
+        -------
+        list of str or list of dict
+            ``"time_stamp weekday memory"`` strings (LightMem's format) in the selector's
+            order, or the hit dicts when ``return_full``. If the adapter fails (and
+            ``fallback`` is on) this is exactly what the wrapped ``LightMemory.retrieve``
+            returns, and the reason is logged at WARNING.
+        """
+        limit = _check_positive_int("limit", limit)
+        try:
+            result = self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged)
+        except Exception as exc:  # the adapter must never cost the user the native result
+            self._fallback_reason(exc, limit)
+            if return_full:
+                return self._native_hits(query, limit, filters, boundmem_tags,
+                                         boundmem_drop_untagged)
+            kwargs = {}
+            if boundmem_tags is not None:
+                kwargs = dict(boundmem_tags=boundmem_tags,
+                              boundmem_drop_untagged=boundmem_drop_untagged)
+            return list(self.memory.retrieve(query, limit, filters, **kwargs))
+        if return_full:
+            return result.entries
+        return [format_entry(e["payload"]) for e in result.entries]
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _select(self, query, limit, filters, boundmem_tags, drop_untagged) -> LightMemSelection:
+        pool = self.pool(query, filters)
+        hits = [pool.entry(i) for i in range(len(pool))]
+        idx = np.arange(len(pool), dtype=np.intp)
+        if boundmem_tags is not None and hits:
+            from lightmem.memory.utils import filter_by_tags  # LightMem's own BoundMem filter
+
+            hits, info = filter_by_tags(query=query, results=hits, environment_tags=boundmem_tags,
+                                        drop_untagged_on_tag_filter=drop_untagged)
+            idx = np.asarray(info.get("kept_result_indices", info.get("tag_kept_indices")),
+                             dtype=np.intp).reshape(-1)
+            if len(idx) != len(hits):
+                raise ValueError("LightMem's filter_by_tags reported inconsistent indices")
+        if not hits:
+            return LightMemSelection(entries=[], pool=pool)
+        selection = self.selector.select(
+            pool.query_vector, pool.vectors[idx], limit, native_scores=pool.scores[idx]
+        )
+        order = np.asarray(selection.order).reshape(-1)
+        if not np.issubdtype(order.dtype, np.integer) and order.size:
+            raise TypeError(f"selector {self.selector!r} returned a non-integer order")
+        order = order.astype(np.intp, copy=False)
+        if (len(set(order.tolist())) != len(order) or len(order) > limit
+                or (len(order) and (order.min() < 0 or order.max() >= len(idx)))):
+            raise ValueError(f"selector {self.selector!r} returned an invalid order {order}")
+        entries = [hits[j] for j in order]
+        return LightMemSelection(entries=entries, pool=pool, selection=selection,
+                                 info={"candidates": idx})
+
+    def _fallback_reason(self, exc: BaseException, limit: int) -> str:
+        if not self.fallback:
+            raise exc
+        reason = f"{type(exc).__name__}: {exc}"
+        logger.warning(
+            "MemPursuit selection failed for LightMem (%s); returning LightMem's native top-%d",
+            reason, limit,
+        )
+        return reason
+
+    def _native_hits(self, query, limit, filters, boundmem_tags, drop_untagged) -> list[dict]:
+        """LightMem's native hits, obtained exactly as ``LightMemory.retrieve`` obtains them."""
+        query_vector = self.memory.text_embedder.embed(query)
+        hits = self.memory.embedding_retriever.search(
+            query_vector=query_vector, limit=limit, filters=filters, return_full=True
+        )
+        if boundmem_tags is not None:
+            from lightmem.memory.utils import filter_by_tags
+
+            hits, _ = filter_by_tags(query=query, results=hits, environment_tags=boundmem_tags,
+                                     drop_untagged_on_tag_filter=drop_untagged)
+        return list(hits)
+
+    def _warn_if_store_unprotected(self) -> None:
+        cfg = getattr(getattr(getattr(self.memory, "config", None), "embedding_retriever", None),
+                      "configs", None)
+        if cfg is None or not _is_path_store(cfg):
+            return
+        if not getattr(cfg, "on_disk", True):
+            logger.warning(
+                "this LightMem store (%s) was opened with on_disk=False: LightMem deletes it the "
+                "next time a LightMemory opens it; use MemPursuitLightMemory.from_config or "
+                "on_disk=True", _store_path(cfg),
+            )

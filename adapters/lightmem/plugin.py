@@ -1,0 +1,22 @@
+"""Registers the LightMem adapter (imports cleanly without LightMem or qdrant-client)."""
+
+from mempursuit_core.hookspecs import hookimpl
+from mempursuit_core.plugins import AdapterSpec
+
+SPEC = AdapterSpec(
+    name="lightmem",
+    module="mempursuit_lightmem.adapter",
+    framework="lightmem",
+    extra="lightmem",
+    summary="LightMem (zjunlp/LightMem): pursuit over LightMemory.retrieve's top-60 Qdrant pool",
+    install_hint=(
+        'pip install "mempursuit[lightmem]" and LightMem itself from its git repository '
+        "(pip install git+https://github.com/zjunlp/LightMem.git; the registry's lightmem 0.0.0 "
+        "is a broken placeholder, and LightMem needs Python < 3.12)"
+    ),
+)
+
+
+@hookimpl
+def register_adapters(register):
+    register(SPEC)

