@@ -258,10 +258,15 @@ def _simplex_qp(H, bS, t, alpha, free_list, L, work):
 
 
 @njit(cache=True, fastmath=_FM, nogil=True)
-def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, order, weights, losses, gaps):
+def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, prior, gamma, n_fixed,
+                 order, weights, losses, gaps):
     """Fully corrective residual pursuit on one pool. Returns (n_selected, stop, bad_row).
 
     M : (P, d) float32/float64, q : (d,) float64 unit; outputs have length >= min(k, P).
+    The paper's rule picks argmax u (``prior`` empty, ``n_fixed`` 0). With a ``prior`` (P,),
+    the pick maximises ``prior_i - gamma * (G_S alpha)_i``: the prior relevance minus the part
+    of each candidate the current reconstruction already explains (``u = b - G_S alpha``).
+    The first ``n_fixed`` picks are the native positions ``0 .. n_fixed - 1``.
     """
     P, d = M.shape
     n = min(k, P)
@@ -281,6 +286,7 @@ def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, order, weights, losses
     L = np.zeros((n, n))
     free_list = np.empty(n, dtype=np.int64)
     work = np.empty((7, n))
+    plain = prior.shape[0] == 0
     prev_loss = 1.0  # |q|^2
     flat = 0
     stop = STOP_BUDGET
@@ -294,10 +300,21 @@ def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, order, weights, losses
         while True:
             j = -1
             best = -np.inf
-            for i in range(P):
-                if not taken[i] and not deferred[i] and u[i] > best:
-                    best = u[i]
-                    j = i
+            if t < n_fixed:
+                j = t
+                break
+            if plain:
+                for i in range(P):
+                    if not taken[i] and not deferred[i] and u[i] > best:
+                        best = u[i]
+                        j = i
+            else:
+                for i in range(P):
+                    if not taken[i] and not deferred[i]:
+                        v = prior[i] + gamma * (u[i] - b[i])
+                        if v > best:
+                            best = v
+                            j = i
             if j < 0:
                 break
             copy = False
@@ -374,14 +391,18 @@ def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, order, weights, losses
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _pursuit_batch(M, starts, sizes, Q, k, ridge, adaptive, tau, patience,
+def _pursuit_batch(M, starts, sizes, Q, k, ridge, adaptive, tau, patience, prior, gamma, n_fixed,
                    order, weights, losses, gaps, n_sel, stop, bad):
-    """Query b uses the pool M[starts[b] : starts[b] + sizes[b]]; parallel over queries."""
+    """Query b uses the pool M[starts[b] : starts[b] + sizes[b]] (and the same rows of
+    ``prior`` when it is not empty); parallel over queries."""
     B = Q.shape[0]
     for bi in prange(B):
         lo = starts[bi]
-        ns, st, br = _pursuit_one(M[lo:lo + sizes[bi]], Q[bi], k, ridge, adaptive, tau,
-                                  patience, order[bi], weights[bi], losses[bi], gaps[bi])
+        hi = lo + sizes[bi]
+        pr = prior[lo:hi] if prior.shape[0] > 0 else prior
+        ns, st, br = _pursuit_one(M[lo:hi], Q[bi], k, ridge, adaptive, tau, patience,
+                                  pr, gamma, n_fixed,
+                                  order[bi], weights[bi], losses[bi], gaps[bi])
         n_sel[bi] = ns
         stop[bi] = st
         bad[bi] = br

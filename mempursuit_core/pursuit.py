@@ -117,6 +117,24 @@ def _check_options(k: Any, ridge: float, tau: float, patience: int) -> int:
     return int(k)
 
 
+_NO_PRIOR = np.empty(0)
+
+
+def _check_extensions(prior: Any, gamma: float, keep: int, P: int, name: str = "prior"):
+    if not (math.isfinite(gamma) and gamma >= 0.0):
+        raise ValueError(f"gamma must be finite and >= 0, got {gamma}")
+    if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 0:
+        raise ValueError(f"keep must be an int >= 0, got {keep!r}")
+    if prior is None:
+        return _NO_PRIOR, float(gamma), int(keep)
+    arr = np.ascontiguousarray(prior, dtype=np.float64).reshape(-1)
+    if arr.shape[0] != P:
+        raise ValueError(f"{name} has {arr.shape[0]} scores but the pool has P={P} candidates")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return arr, float(gamma), int(keep)
+
+
 def _bad_row_error(row: int, where: str = "") -> ValueError:
     return ValueError(
         f"candidate row {row}{where} has zero norm or NaN/infinite values; MemPursuit normalises "
@@ -138,6 +156,9 @@ def select(
     adaptive: bool = False,
     tau: float = 1e-5,
     patience: int = 2,
+    prior: Any = None,
+    gamma: float = 1.0,
+    keep: int = 0,
 ) -> PursuitResult:
     """Select up to ``k`` candidates by fully corrective residual pursuit.
 
@@ -162,6 +183,15 @@ def select(
         most ``tau`` (the returned path keeps those steps' memories).
     tau : float, default 1e-5
     patience : int, default 2
+    prior : array_like, shape (P,), optional
+        Extension (not in the paper): a relevance score per candidate on the cosine scale (for
+        example the framework's native ranking, see :mod:`mempursuit_core.policies`). The pick
+        then maximises ``prior_i - gamma * (G_S alpha)_i`` instead of the residual correlation
+        ``u_i = b_i - (G_S alpha)_i``; the refit is unchanged.
+    gamma : float, default 1.0
+        Weight of the redundancy term when ``prior`` is given.
+    keep : int, default 0
+        Extension: the first ``keep`` picks are the native positions ``0 .. keep - 1``.
 
     Returns
     -------
@@ -179,6 +209,7 @@ def select(
     M = _as_matrix(candidates)
     P, d = M.shape
     options = dict(ridge=ridge, adaptive=bool(adaptive), tau=tau, patience=int(patience))
+    prior_arr, gamma, keep = _check_extensions(prior, gamma, keep, P)
     if P == 0:
         if d:
             _as_vector(query, d)
@@ -191,7 +222,7 @@ def select(
     gaps = np.empty(n)
     t, stop, bad = _kernel._pursuit_one(
         M, q, n, float(ridge), bool(adaptive), float(tau), int(patience),
-        order, weights, losses, gaps,
+        prior_arr, gamma, keep, order, weights, losses, gaps,
     )
     if bad >= 0:
         raise _bad_row_error(int(bad))
@@ -211,6 +242,9 @@ def select_batch(
     tau: float = 1e-5,
     patience: int = 2,
     threads: int | None = None,
+    priors: Any = None,
+    gamma: float = 1.0,
+    keep: int = 0,
 ) -> list[PursuitResult]:
     """:func:`select` for many queries at once, in parallel over queries.
 
@@ -223,6 +257,8 @@ def select_batch(
         Budget for every query (capped at each pool's size).
     threads : int, optional
         Worker threads (default: numba's default, all cores; or ``MEMPURSUIT_THREADS``).
+    priors : sequence of B arrays of shape (P_b,), optional
+        Per-query ``prior`` (see :func:`select`); ``gamma`` and ``keep`` as there.
 
     Returns
     -------
@@ -272,6 +308,19 @@ def select_batch(
         M = np.concatenate([m.astype(dtype, copy=False).reshape(-1, d) for m in mats], axis=0)
         starts = np.zeros(B, dtype=np.int64)
         np.cumsum(sizes[:-1], out=starts[1:])
+    if priors is None:
+        prior_all, gamma, keep = _check_extensions(None, gamma, keep, 0)
+    else:
+        priors = list(priors)
+        if len(priors) != B:
+            raise ValueError(f"got {B} queries but {len(priors)} priors")
+        prior_all = np.concatenate([
+            _check_extensions(p, gamma, keep, int(sizes[bi]), f"priors[{bi}]")[0]
+            for bi, p in enumerate(priors)
+        ]) if shared is None else None
+        if shared is not None:
+            raise ValueError("priors need one pool per query, not a shared pool")
+        gamma, keep = float(gamma), int(keep)
     n = max(1, min(k, int(sizes.max())))
     order = np.zeros((B, n), dtype=np.int64)
     weights = np.zeros((B, n))
@@ -285,7 +334,7 @@ def select_batch(
     with _numba_threads(threads):
         _kernel._pursuit_batch(
             M, starts, sizes, Q, n, float(ridge), bool(adaptive), float(tau), int(patience),
-            order, weights, losses, gaps, n_sel, stop, bad,
+            prior_all, gamma, keep, order, weights, losses, gaps, n_sel, stop, bad,
         )
     out = []
     for bi in range(B):

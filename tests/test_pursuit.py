@@ -344,3 +344,36 @@ def test_result_repr_and_len(rng):
     res = select(q, M, 12)
     assert len(res) == 12
     assert "of P=30" in repr(res) and "..." in repr(res)
+
+
+def test_prior_extension_reduces_to_the_paper_rule_and_to_native(rng):
+    q, M = clustered(rng, P=80, d=64)
+    cos = (M / np.linalg.norm(M, axis=1, keepdims=True)) @ q
+    plain = select(q, M, 20)
+    with_cos_prior = select(q, M, 20, prior=cos, gamma=1.0)
+    np.testing.assert_array_equal(with_cos_prior.order, plain.order)
+    native_scores = np.linspace(1.0, 0.0, 80)  # the pool is in native order
+    np.testing.assert_array_equal(select(q, M, 20, prior=native_scores, gamma=0.0).order,
+                                  np.arange(20))
+    kept = select(q, M, 20, keep=5)
+    np.testing.assert_array_equal(kept.order[:5], np.arange(5))
+    assert len(set(kept.order.tolist())) == 20
+    assert abs(kept.weights.sum() - 1) < 1e-12 and np.all(kept.weights >= 0)
+    with pytest.raises(ValueError, match="prior has 3 scores"):
+        select(q, M, 5, prior=np.ones(3))
+    with pytest.raises(ValueError, match="NaN"):
+        select(q, M, 5, prior=np.full(80, np.nan))
+    with pytest.raises(ValueError, match="gamma"):
+        select(q, M, 5, prior=cos, gamma=-1.0)
+    with pytest.raises(ValueError, match="keep"):
+        select(q, M, 5, keep=-1)
+
+
+def test_batch_priors_match_single(rng):
+    q, M = clustered(rng, P=60, d=32)
+    pri = [np.linspace(1, 0, 60), np.linspace(1, 0, 25)]
+    out = select_batch([q, q], [M, M[:25]], 10, priors=pri, gamma=0.5, keep=2)
+    for res, Mi, p in zip(out, [M, M[:25]], pri):
+        np.testing.assert_array_equal(res.order, select(q, Mi, 10, prior=p, gamma=0.5, keep=2).order)
+    with pytest.raises(ValueError, match=r"priors\[1\] has 3 scores"):
+        select_batch([q, q], [M, M[:25]], 10, priors=[pri[0], np.ones(3)])
