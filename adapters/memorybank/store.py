@@ -1,0 +1,568 @@
+"""A MemoryBank user's memory index: FAISS ``IndexFlatL2`` over MemoryBank's documents.
+
+MemoryBank builds one LangChain FAISS store per user (``local_doc_qa.py``,
+``LocalMemoryRetrieval.init_memory_vector_store`` -> ``FAISS.from_documents``: an
+``IndexFlatL2`` whose ids follow the document order) and searches it by squared L2
+(``similarity_search_with_score`` -> ``index.search(query, k)``). This store does the same with
+``faiss-cpu`` and replaces only the seed choice when a selector is given: the top-``pool_size``
+documents by L2 form the pool, their stored vectors are read back from the index
+(``reconstruct_batch``, never re-embedded), L2-normalised, and the selector picks ``k`` seeds;
+expansion, merging, date order and joining are then exactly the native ones
+(:mod:`mempursuit_memorybank.readpath`).
+
+Index order. Neighbour expansion works on positions in MemoryBank's document order (dates in
+history order; each date's turns, then its summary). Appending a turn to a date that already has
+a summary, or a summary to an earlier date, would put the new vector at the end of the FAISS
+index, while a full rebuild puts it inside. The store therefore keeps FAISS ids in insertion
+order and a map from document positions (the rebuild order) to FAISS ids: an incremental append
+embeds only the new documents, and every read sees the same positions as a full rebuild. When a
+document changed or went away, the index is compacted from its own stored vectors (only changed
+documents are embedded again).
+
+Persistence. ``MemoryBankStore.open(path, user)`` keeps the index beside (never inside) the
+memory file: ``<memory file>.mempursuit/<user>/index.faiss`` plus ``manifest.json`` (documents,
+embedder, options; no pickle). A later ``open`` reloads it and embeds only what the file gained.
+Nothing is written to the memory file unless :meth:`MemoryBankStore.save_memory` is called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .documents import Document, Templates, build_documents, detect_language, get_templates
+from .embedding import EmbedderAdapter, resolve_embedder
+from .memory import UserMemory, _is_single_user, parse_user, read_user, save_memory_file
+from .readpath import (
+    CHUNK_SIZE,
+    DEFAULT_TOP_K,
+    ReadResult,
+    ResidentMemory,
+    read_from_seeds,
+    rewrite_query,
+)
+
+__all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir"]
+
+#: Candidate pool for pursuit reads (the paper's P).
+DEFAULT_POOL_SIZE = 200
+MANIFEST_FORMAT = "mempursuit-memorybank/1"
+
+
+def _faiss():
+    try:
+        import faiss
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        from mempursuit_core.plugins import AdapterNotInstalledError
+
+        raise AdapterNotInstalledError(
+            'the memorybank adapter needs faiss-cpu: pip install "mempursuit[memorybank]"'
+        ) from exc
+    return faiss
+
+
+def _slug(user: str) -> str:
+    safe = re.sub(r"[^\w.-]+", "_", user.strip(), flags=re.UNICODE).strip("._") or "user"
+    return f"{safe[:60]}-{hashlib.sha1(user.encode('utf-8')).hexdigest()[:8]}"
+
+
+def default_index_dir(memory_path: str | os.PathLike, user: str) -> Path:
+    """``<memory file>.mempursuit/<user slug>``: beside the memory file, one folder per user."""
+    p = Path(memory_path)
+    return p.with_name(p.name + ".mempursuit") / _slug(user)
+
+
+def _normalise_rows(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+class MemoryBankStore:
+    """One user's MemoryBank memory with its FAISS index and both read policies.
+
+    Build it with :meth:`open` (a memory file, persisted index) or :meth:`from_memory` (a dict or
+    :class:`UserMemory`, nothing on disk).
+
+    Parameters
+    ----------
+    memory : UserMemory
+    language : {"auto", "en", "cn", "cn-forget"} or Templates
+        MemoryBank's document language; ``"auto"`` looks at the turns (CJK share).
+    embedder : object, str or None
+        ``encode(texts) -> (n, d)``; a name for ``mempursuit_core.embed.get_embedder``; or
+        ``None`` for the packaged MiniLM.
+    summary_value : {"literal", "content"}
+        ``"literal"`` writes a ``{"content": ...}`` summary as MemoryBank's f-string does (its
+        Python ``str()``); ``"content"`` writes its text.
+    newline_to_space : bool
+        Replace newlines by spaces in what is embedded (LangChain's ``HuggingFaceEmbeddings``).
+    budget : int
+        Neighbour-expansion budget in characters (MemoryBank's ``CHUNK_SIZE``, 200).
+    window : {"literal", "full"}
+        Neighbour walk: MemoryBank's literal one, or the whole index (see ``readpath``).
+    rewrite_queries : bool
+        Replace the speaker keywords in a text query by the user name and ``"AI"`` before
+        embedding, as MemoryBank's prompt builders do.
+    """
+
+    def __init__(
+        self,
+        memory: UserMemory,
+        *,
+        language: str | Templates = "auto",
+        embedder: Any = None,
+        summary_value: str = "literal",
+        newline_to_space: bool = True,
+        budget: int = CHUNK_SIZE,
+        window: str = "literal",
+        rewrite_queries: bool = True,
+    ):
+        if summary_value not in ("literal", "content"):
+            raise ValueError(f"summary_value must be 'literal' or 'content', got {summary_value!r}")
+        if window not in ("literal", "full"):
+            raise ValueError(f"window must be 'literal' or 'full', got {window!r}")
+        if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 0:
+            raise ValueError(f"budget must be a non-negative int, got {budget!r}")
+        self.memory = memory
+        if isinstance(language, str) and language == "auto":
+            language = detect_language(memory)
+        self.templates = get_templates(language)
+        self.embedder: EmbedderAdapter = resolve_embedder(embedder)
+        self.summary_value = summary_value
+        self.newline_to_space = bool(newline_to_space)
+        self.budget = int(budget)
+        self.window = window
+        self.rewrite_queries = bool(rewrite_queries)
+        self.memory_path: Path | None = None
+        self.index_dir: Path | None = None
+        self.status = "empty"
+        self.embedded_count = 0  # documents embedded by this object (for tests and reports)
+        self.unindexed_summaries: list[str] = []
+        self._index = None
+        self._dirty = False
+        self._stored: list[Document] = []  # per FAISS id
+        self._docs: list[Document] = []  # per position (MemoryBank's order)
+        self._fids = np.zeros(0, dtype=np.int64)  # position -> FAISS id
+        self._pos = np.zeros(0, dtype=np.int64)  # FAISS id -> position
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_memory(cls, memory: UserMemory | Mapping, user: str | None = None, **options: Any) -> "MemoryBankStore":
+        """A store over an in-memory user (a :class:`UserMemory`, a whole memory dict, or one
+        user's dict with ``user`` naming it); nothing is written anywhere."""
+        if not isinstance(memory, UserMemory):
+            if not isinstance(memory, Mapping):
+                raise TypeError(f"memory must be a UserMemory or a mapping, got {type(memory).__name__}")
+            if user is not None and _is_single_user(memory):
+                memory = parse_user(user, memory)
+            else:
+                memory = read_user(memory, user)
+        store = cls(memory, **options)
+        store._sync()
+        store.status = "built"
+        return store
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike,
+        user: str | None = None,
+        *,
+        index_dir: str | os.PathLike | None = None,
+        persist: bool = True,
+        rebuild: bool = False,
+        **options: Any,
+    ) -> "MemoryBankStore":
+        """Read ``user`` from the memory file at ``path`` and load or build its index.
+
+        Parameters
+        ----------
+        path : path
+            A MemoryBank memory JSON file (read only).
+        user : str, optional
+            The user's key (may be omitted when the file holds one user).
+        index_dir : path, optional
+            Where the index lives; default :func:`default_index_dir` (beside the memory file).
+        persist : bool
+            Load an existing index from ``index_dir`` and save the built / updated one there.
+        rebuild : bool
+            Ignore an existing index and embed everything again.
+        **options
+            As for the class.
+
+        Raises
+        ------
+        FileNotFoundError, MemoryBankFormatError, UnknownUserError
+            For a missing or unreadable file or an unknown user.
+        """
+        memory = read_user(path, user)
+        store = cls(memory, **options)
+        store.memory_path = Path(path)
+        store.index_dir = Path(index_dir) if index_dir is not None else default_index_dir(path, memory.name)
+        loaded = False
+        if persist and not rebuild:
+            loaded = store._try_load(store.index_dir)
+        before = store.embedded_count
+        store._sync()
+        if loaded:
+            added = store.embedded_count - before
+            store.status = "loaded" if not added else f"loaded, {added} new documents embedded"
+        elif store.status == "empty":
+            store.status = "built"
+        if persist and (not loaded or store.embedded_count != before or store._dirty):
+            store.save_index(store.index_dir)
+        return store
+
+    # ------------------------------------------------------------------ documents and index
+    @property
+    def documents(self) -> list[Document]:
+        """Documents in MemoryBank's index order (positions)."""
+        return list(self._docs)
+
+    @property
+    def language(self) -> str:
+        return self.templates.language
+
+    @property
+    def user(self) -> str:
+        return self.memory.name
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def resident(self) -> ResidentMemory:
+        """The memory MemoryBank puts in every prompt (history summary, personality)."""
+        return ResidentMemory.from_memory(
+            self.memory.name, self.memory.overall_history, self.memory.overall_personality, self.templates
+        )
+
+    def _embed_docs(self, docs: Sequence[Document]) -> np.ndarray:
+        texts = [d.text.replace("\n", " ") if self.newline_to_space else d.text for d in docs]
+        out = self.embedder.encode(texts) if texts else np.zeros((0, self.dim), dtype=np.float32)
+        self.embedded_count += len(texts)
+        return out
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """The query vector, shape ``(d,)`` (after MemoryBank's keyword rewrite, if enabled)."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        text = self._query_text(query)
+        if self.newline_to_space:
+            text = text.replace("\n", " ")
+        return self.embedder.encode([text])[0]
+
+    def _query_text(self, query: str) -> str:
+        return rewrite_query(query, self.memory.name, self.templates) if self.rewrite_queries else query
+
+    def _new_index(self, d: int):
+        return _faiss().IndexFlatL2(int(d))
+
+    def _sync(self) -> None:
+        """Bring the index in line with ``self.memory``: embed only new or changed documents."""
+        docset = build_documents(self.memory, self.templates, summary_value=self.summary_value, warn=False)
+        self.unindexed_summaries = list(docset.unindexed_summaries)
+        docs = docset.documents
+        lookup = {(d.key, d.text): fid for fid, d in enumerate(self._stored)}
+        fids = [lookup.get((d.key, d.text), -1) for d in docs]
+        new_pos = [p for p, f in enumerate(fids) if f < 0]
+        self._dirty = bool(new_pos)
+        if self._index is not None and len({f for f in fids if f >= 0}) == len(self._stored):
+            # pure append: new vectors go to the end of the FAISS index
+            if new_pos:
+                vecs = self._embed_docs([docs[p] for p in new_pos])
+                start = self._index.ntotal
+                self._index.add(vecs)
+                for j, p in enumerate(new_pos):
+                    fids[p] = start + j
+                self._stored.extend(docs[p] for p in new_pos)
+        else:
+            # first build, or something changed / went away: lay the index out in document order,
+            # reusing stored vectors and embedding only what is new
+            d = self.dim if self._index is None else self._index.d
+            mat = np.zeros((len(docs), d), dtype=np.float32)
+            keep = [p for p, f in enumerate(fids) if f >= 0]
+            if keep:
+                mat[keep] = self._reconstruct(np.asarray([fids[p] for p in keep], dtype=np.int64))
+            if new_pos:
+                mat[new_pos] = self._embed_docs([docs[p] for p in new_pos])
+            if mat.shape[1] != d:
+                raise ValueError(f"embedder dimension {mat.shape[1]} differs from the index's {d}")
+            index = self._new_index(d)
+            if len(docs):
+                index.add(mat)
+            self._index = index
+            self._stored = list(docs)
+            fids = list(range(len(docs)))
+            self._dirty = True
+        self._docs = docs
+        self._fids = np.asarray(fids, dtype=np.int64)
+        self._pos = np.empty(len(self._stored), dtype=np.int64)
+        self._pos[self._fids] = np.arange(len(docs), dtype=np.int64)
+
+    def _reconstruct(self, fids: np.ndarray) -> np.ndarray:
+        if len(fids) == 0:
+            return np.zeros((0, self._index.d), dtype=np.float32)
+        return np.asarray(self._index.reconstruct_batch(np.ascontiguousarray(fids, dtype=np.int64)),
+                          dtype=np.float32)
+
+    def vectors(self, positions: Sequence[int] | None = None) -> np.ndarray:
+        """Stored vectors read back from the index, rows in position order: shape ``(n, d)``."""
+        pos = np.arange(len(self._docs)) if positions is None else np.asarray(positions, dtype=np.int64)
+        return self._reconstruct(self._fids[pos])
+
+    # ------------------------------------------------------------------ appends
+    def add_turns(self, turns: Sequence[tuple[str, str, str]]) -> None:
+        """Append ``(date, query, response)`` turns; embeds only the new documents.
+
+        Dates are MemoryBank's ``%Y-%m-%d`` strings; a new date goes after the existing ones
+        (the order of the history object, as ``save_local_memory`` does).
+        """
+        from .memory import Turn
+
+        checked = []
+        for i, item in enumerate(turns):
+            if not (isinstance(item, (tuple, list)) and len(item) == 3 and all(isinstance(x, str) for x in item)):
+                raise TypeError(f"turns[{i}] must be a (date, query, response) tuple of strings, got {item!r}")
+            checked.append(tuple(item))
+        hist = self.memory.raw.setdefault("history", {})
+        if not isinstance(hist, dict):
+            hist = self.memory.raw["history"] = {}
+        for date, query, response in checked:
+            self.memory.history.setdefault(date, []).append(Turn(query, response))
+            hist.setdefault(date, []).append({"query": query, "response": response})
+        self._sync()
+
+    def add_turn(self, query: str, response: str, date: str | None = None) -> None:
+        """Append one turn under ``date`` (default today, ``%Y-%m-%d``, as MemoryBank does)."""
+        self.add_turns([(date or time.strftime("%Y-%m-%d", time.localtime()), query, response)])
+
+    def add_summary(self, date: str, summary: str | Mapping, *, replace: bool = False) -> None:
+        """Add (or with ``replace=True`` replace) the summary of ``date``.
+
+        ``summary`` is a string or ``{"content": str}`` (what ``summarize_memory.py`` writes). A
+        date without history keeps its summary in the memory but, as in MemoryBank, unindexed.
+        """
+        from .memory import _parse_summary_value
+
+        value = _parse_summary_value(summary, f"summary for {date!r}")
+        if date in self.memory.summary and not replace:
+            raise ValueError(f"{date!r} already has a summary; pass replace=True to replace it")
+        self.memory.summary[date] = value
+        raw = self.memory.raw.get("summary")
+        if not isinstance(raw, dict):
+            raw = self.memory.raw["summary"] = {}
+        raw[date] = value
+        self._sync()
+
+    def set_overall(self, *, history: str | None = None, personality: str | None = None) -> None:
+        """Set ``overall_history`` / ``overall_personality`` (resident in the prompt, not indexed)."""
+        if history is not None:
+            self.memory.overall_history = self.memory.raw["overall_history"] = str(history)
+        if personality is not None:
+            self.memory.overall_personality = self.memory.raw["overall_personality"] = str(personality)
+
+    # ------------------------------------------------------------------ persistence
+    def _manifest(self) -> dict:
+        return {
+            "format": MANIFEST_FORMAT,
+            "user": self.memory.name,
+            "templates": asdict(self.templates),
+            "summary_value": self.summary_value,
+            "newline_to_space": self.newline_to_space,
+            "embedder": self.embedder.name,
+            "dim": int(self._index.d) if self._index is not None else self.dim,
+            "documents": [[list(d.key), d.text, d.date] for d in self._stored],
+        }
+
+    def save_index(self, index_dir: str | os.PathLike | None = None) -> Path:
+        """Write ``index.faiss`` and ``manifest.json`` to ``index_dir`` (default: the store's)."""
+        target = Path(index_dir) if index_dir is not None else self.index_dir
+        if target is None:
+            raise ValueError("no index_dir: pass one (the store was not opened from a file)")
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OSError(
+                f"cannot create the index folder {target} ({exc}); pass index_dir=... or persist=False"
+            ) from exc
+        faiss = _faiss()
+        tmp_index = target / "index.faiss.tmp"
+        faiss.write_index(self._index, str(tmp_index))
+        tmp_manifest = target / "manifest.json.tmp"
+        tmp_manifest.write_text(json.dumps(self._manifest(), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp_index, target / "index.faiss")
+        os.replace(tmp_manifest, target / "manifest.json")
+        self._dirty = False
+        return target
+
+    def _try_load(self, index_dir: Path) -> bool:
+        manifest_path, index_path = index_dir / "manifest.json", index_dir / "index.faiss"
+        if not (manifest_path.exists() and index_path.exists()):
+            return False
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.status = "rebuilt: unreadable manifest"
+            return False
+        want = self._manifest_settings()
+        for key, value in want.items():
+            if manifest.get(key) != value:
+                self.status = f"rebuilt: {key} changed"
+                return False
+        index = _faiss().read_index(str(index_path))
+        docs = manifest.get("documents") or []
+        if index.ntotal != len(docs) or index.d != manifest.get("dim"):
+            self.status = "rebuilt: index and manifest disagree"
+            return False
+        self._index = index
+        self._stored = [Document(tuple(k), text, date) for k, text, date in docs]
+        return True
+
+    def _manifest_settings(self) -> dict:
+        return {
+            "format": MANIFEST_FORMAT,
+            "user": self.memory.name,
+            "templates": asdict(self.templates),
+            "summary_value": self.summary_value,
+            "newline_to_space": self.newline_to_space,
+            "embedder": self.embedder.name,
+        }
+
+    def save_memory(self, path: str | os.PathLike | None = None) -> Path:
+        """Write this user's memory (with appends) into ``path`` (default: the file it came from).
+
+        Every other user in the file is kept as it is. This is the only method that writes a
+        memory file.
+        """
+        target = Path(path) if path is not None else self.memory_path
+        if target is None:
+            raise ValueError("no path: pass one (the store was not opened from a file)")
+        save_memory_file(target, self.memory)
+        return target
+
+    # ------------------------------------------------------------------ reads
+    def search(self, query_vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` positions by squared L2 and their distances (FAISS ``IndexFlatL2.search``).
+
+        Returns
+        -------
+        positions : ndarray of int64, shape (m,)
+            ``m = min(k, len(self))``, nearest first.
+        distances : ndarray of float32, shape (m,)
+        """
+        k = _check_k(k, "k")
+        q = np.ascontiguousarray(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))
+        if q.shape[1] != self._index.d:
+            raise ValueError(f"query vector has dimension {q.shape[1]}, the index {self._index.d}")
+        if not np.isfinite(q).all():
+            raise ValueError("query vector has non-finite values")
+        if self._index.ntotal == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        dist, ids = self._index.search(q, min(k, self._index.ntotal))
+        ok = ids[0] >= 0
+        return self._pos[ids[0][ok]], dist[0][ok]
+
+    def read(
+        self,
+        query: str,
+        k: int = DEFAULT_TOP_K,
+        *,
+        selector: Any = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        budget: int | None = None,
+        window: str | None = None,
+        **selector_options: Any,
+    ) -> ReadResult:
+        """What MemoryBank puts in its prompt for ``query``.
+
+        Parameters
+        ----------
+        query : str
+        k : int
+            Number of seeds (MemoryBank's ``top_k``; its CLI default is 2).
+        selector : None, str or Selector
+            ``None``: MemoryBank's own top-``k`` by L2. A selector name (``"mempursuit"``,
+            ``"mmr"``, ...; see ``mempursuit_core.list_selectors()``) or object: it chooses the
+            ``k`` seeds from the top-``pool_size`` pool.
+        pool_size : int
+            Candidate pool for a selector (P; default 200).
+        budget, window : optional
+            Override the store's expansion settings for this read.
+        """
+        return self.read_vector(
+            self.embed_query(query), k, selector=selector, pool_size=pool_size, budget=budget,
+            window=window, query=self._query_text(query), **selector_options,
+        )
+
+    def _get_selector(self, selector: Any, options: Mapping[str, Any]):
+        if isinstance(selector, str):
+            from mempursuit_core.selectors import get_selector
+
+            return get_selector(selector, **options)
+        if options:
+            raise TypeError("selector options are only accepted with a selector name")
+        if not hasattr(selector, "select"):
+            raise TypeError(f"selector must be None, a name or a Selector, got {type(selector).__name__}")
+        return selector
+
+    def read_vector(
+        self,
+        query_vector: np.ndarray,
+        k: int = DEFAULT_TOP_K,
+        *,
+        selector: Any = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        budget: int | None = None,
+        window: str | None = None,
+        query: str | None = None,
+        **selector_options: Any,
+    ) -> ReadResult:
+        """:meth:`read` for a query vector of shape ``(d,)`` computed elsewhere."""
+        k = _check_k(k, "k")
+        budget = self.budget if budget is None else budget
+        window = self.window if window is None else window
+        texts = [d.text for d in self._docs]
+        dates = [d.date for d in self._docs]
+        common = dict(query=query, budget=budget, window=window)
+        if selector is None:
+            seeds, dist = self.search(query_vector, k)
+            return read_from_seeds(seeds, texts, dates, self.resident(), seed_distances=dist,
+                                   policy="native", **common)
+        sel = self._get_selector(selector, selector_options)
+        pool, dist = self.search(query_vector, _check_k(pool_size, "pool_size"))
+        if len(pool) == 0:
+            return read_from_seeds([], texts, dates, self.resident(), pool=pool,
+                                   policy=getattr(sel, "name", "selector"), **common)
+        cand = _normalise_rows(self.vectors(pool).astype(np.float32))
+        qn = _normalise_rows(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))[0]
+        selection = sel.select(qn, cand, k, native_scores=-dist.astype(np.float64))
+        order = np.asarray(selection.order, dtype=np.int64)
+        if order.size and (order.min() < 0 or order.max() >= len(pool)):
+            raise ValueError(f"selector {getattr(sel, 'name', sel)!r} returned positions outside the pool")
+        return read_from_seeds(pool[order], texts, dates, self.resident(), seed_distances=dist[order],
+                               pool=pool, policy=getattr(sel, "name", "selector"), selection=selection,
+                               **common)
+
+    def __repr__(self) -> str:
+        return (f"<MemoryBankStore user={self.memory.name!r} language={self.language!r} "
+                f"documents={len(self._docs)} embedder={self.embedder.name!r} status={self.status!r}>")
+
+
+def _check_k(k: Any, name: str) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(k).__name__}")
+    if k <= 0:
+        raise ValueError(f"{name} must be >= 1, got {k}")
+    return int(k)
