@@ -1,0 +1,418 @@
+"""MemPursuit as SimpleMem's read policy.
+
+SimpleMem (aiming-lab/SimpleMem) answers a question with ``HybridRetriever.retrieve(query)``:
+a list of ``MemoryEntry`` records, de-duplicated by ``entry_id`` and never truncated (0.1.0 on
+the registry: the union of semantic top-25 searches for the planner's queries; the repository's
+newer versions add keyword (full-text) top-5 and structured top-5 channels and reflection
+rounds). :class:`MemPursuitRetriever` wraps that retriever, keeps its pool in native order
+(capped at ``pool_size``, default 200), fetches the stored ``vector`` of each entry from the
+LanceDB table, embeds the query with SimpleMem's own embedder and returns the ``k`` entries a
+selector (MemPursuit by default) picks, in the selector's order.
+
+One-line swap::
+
+    system.hybrid_retriever = MemPursuitRetriever(system.hybrid_retriever, k=10)
+    # or: mempursuit_simplemem.enable(system, k=10)
+
+Any retriever with ``retrieve(query[, enable_reflection])`` returning objects with an
+``entry_id``, and a ``vector_store`` with SimpleMem's ``embedding_model`` and a LanceDB
+``table`` (0.1.0: ``VectorStore.table``; newer: the ``table`` property or ``backend.table``),
+works: the version is detected by duck typing, not by version numbers.
+
+Determinism: SimpleMem runs its planned searches in a thread pool and appends results as the
+threads finish, so the native pool order changes from call to call. With
+``deterministic=True`` (default) the adapter runs a shallow copy of the retriever with
+``enable_parallel_retrieval=False``: the same searches, one after another in the planner's
+order (semantic, then keyword, then structured), so the order no longer depends on thread
+timing. The planner's LLM queries are still sampled by the LLM, which no adapter can fix.
+
+Private SimpleMem details this module relies on (read in simplemem 0.1.0 and the repository's
+``simplemem/core``): ``HybridRetriever.vector_store`` and ``.enable_parallel_retrieval``;
+``VectorStore.embedding_model.encode_single(text, is_query=True)`` (the embedding its semantic
+search uses; normalised); the LanceDB table's ``entry_id`` and ``vector`` columns
+(``VectorStore._init_table``).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from mempursuit_core.selectors import Selection, Selector, get_selector
+
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "MemPursuitRetriever",
+    "SimpleMemPool",
+    "SimpleMemSelection",
+    "enable",
+    "ensure_fts_index",
+    "fetch_vectors",
+    "has_fts_index",
+    "lance_table",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_POOL_SIZE = 200
+FTS_COLUMN = "lossless_restatement"  # what SimpleMem's keyword channel searches
+
+
+def _check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+@dataclass
+class SimpleMemPool:
+    """SimpleMem's candidate pool for one query.
+
+    Attributes
+    ----------
+    entries : list of MemoryEntry, length P
+        The retriever's de-duplicated result in native order, capped at ``pool_size``.
+    vectors : ndarray of float32, shape (P, d)
+        The stored ``vector`` of each entry, read from LanceDB (not re-embedded).
+    query_vector : ndarray of float32, shape (d,)
+        The query embedding from SimpleMem's embedder.
+    native_size : int
+        How many unique entries the retriever returned before the cap.
+    """
+
+    entries: list
+    vectors: np.ndarray
+    query_vector: np.ndarray
+    native_size: int = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def entry_ids(self) -> list[str]:
+        return [e.entry_id for e in self.entries]
+
+
+@dataclass
+class SimpleMemSelection:
+    """What :meth:`MemPursuitRetriever.select` chose.
+
+    Attributes
+    ----------
+    entries : list of MemoryEntry
+        The kept entries in the selector's order (the native first ``k`` on fallback).
+    pool : SimpleMemPool or None
+        The pool with its vectors (None when the failure came before the vectors were read).
+    native : list of MemoryEntry
+        The retriever's de-duplicated result, native order, before the ``pool_size`` cap.
+    selection : Selection or None
+    fallback_reason : str or None
+    """
+
+    entries: list
+    pool: SimpleMemPool | None = None
+    native: list = field(default_factory=list)
+    selection: Selection | None = None
+    fallback_reason: str | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# LanceDB plumbing
+# --------------------------------------------------------------------------------------------
+
+def lance_table(store: Any) -> Any:
+    """The LanceDB table behind a SimpleMem ``VectorStore`` (any version), or the table itself."""
+    if hasattr(store, "search") and hasattr(store, "list_indices"):
+        return store
+    table = getattr(store, "table", None)
+    if table is None:
+        table = getattr(getattr(store, "backend", None), "table", None)
+    if table is None:
+        raise TypeError(
+            f"{type(store).__name__} exposes no LanceDB table (expected .table or .backend.table)"
+        )
+    return table
+
+
+def _quote(value: Any) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def fetch_vectors(store: Any, entry_ids: Sequence[str], *, chunk: int = 500) -> np.ndarray:
+    """The stored ``vector`` of each ``entry_id``, in the order given.
+
+    Parameters
+    ----------
+    store : SimpleMem ``VectorStore`` or LanceDB table
+    entry_ids : sequence of str, length n
+
+    Returns
+    -------
+    ndarray of float32, shape (n, d)
+
+    Raises
+    ------
+    KeyError
+        If an id is not in the table (e.g. deleted after retrieval).
+    """
+    table = lance_table(store)
+    ids = [str(i) for i in entry_ids]
+    found: dict[str, np.ndarray] = {}
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), chunk):
+        part = unique[start:start + chunk]
+        where = f"entry_id IN ({', '.join(_quote(i) for i in part)})"
+        rows = (table.search().where(where).select(["entry_id", "vector"])
+                .limit(None).to_arrow())
+        got_ids = rows.column("entry_id").to_pylist()
+        vecs = rows.column("vector").to_numpy(zero_copy_only=False)
+        for eid, vec in zip(got_ids, vecs):
+            if eid in found:
+                if not np.array_equal(found[eid], vec):
+                    logger.warning("entry_id %r is stored twice with different vectors; "
+                                   "using the first row", eid)
+                continue
+            found[eid] = np.asarray(vec, dtype=np.float32)
+    missing = [i for i in unique if i not in found]
+    if missing:
+        raise KeyError(f"{len(missing)} entry_id(s) not found in the LanceDB table, e.g. "
+                       f"{missing[0]!r}")
+    if not ids:
+        return np.empty((0, 0), dtype=np.float32)
+    return np.stack([found[i] for i in ids]).astype(np.float32, copy=False)
+
+
+def has_fts_index(store: Any, column: str = FTS_COLUMN) -> bool:
+    """Whether the table has a native full-text (``FTS``/inverted) index on ``column``."""
+    table = lance_table(store)
+    for index in table.list_indices():
+        kind = str(getattr(index, "index_type", "")).upper()
+        if column in list(getattr(index, "columns", []) or []) and (
+                "FTS" in kind or "INVERTED" in kind):
+            return True
+    return False
+
+
+def ensure_fts_index(store: Any, column: str = FTS_COLUMN) -> bool:
+    """Create the native full-text index SimpleMem's keyword channel needs, if it is missing.
+
+    SimpleMem builds its keyword index with ``create_fts_index(..., use_tantivy=True)``;
+    lancedb removed Tantivy-based FTS (0.40 says so and SimpleMem prints "FTS index creation
+    skipped"), after which every keyword search fails inside SimpleMem and is reported as an
+    empty result. The native index is a one-time fix for an existing table; rows added later
+    are still searched (lancedb scans unindexed rows).
+
+    Returns
+    -------
+    bool
+        True if an index was created, False if one was already there.
+    """
+    table = lance_table(store)
+    if has_fts_index(table, column):
+        return False
+    try:
+        from lancedb.index import FTS
+    except ImportError:  # older lancedb: the pre-0.25 call
+        table.create_fts_index(column, replace=True)
+    else:
+        table.create_index(column, config=FTS(), replace=True)
+    if hasattr(store, "_fts_initialized"):
+        store._fts_initialized = True
+    backend = getattr(store, "backend", None)
+    if backend is not None and hasattr(backend, "_fts_initialized"):
+        backend._fts_initialized = True
+    logger.info("created a native full-text index on %r for SimpleMem's keyword channel", column)
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# The wrapper
+# --------------------------------------------------------------------------------------------
+
+class MemPursuitRetriever:
+    """A SimpleMem ``HybridRetriever`` whose ``retrieve`` returns the ``k`` entries a selector picks.
+
+    Parameters
+    ----------
+    retriever : SimpleMem ``HybridRetriever`` (0.1.0 or newer) or a duck-typed equivalent
+    k : int, default 10
+        How many entries ``retrieve`` returns (SimpleMem itself returns its whole pool).
+    pool_size : int, default 200
+        ``P``: the native pool is cut to its first ``P`` unique entries before selection.
+    policy : str or Selector, default "mempursuit"
+        A registered selector name or a ready selector; ``"native"`` returns the native first
+        ``k`` (the "w/o" baseline).
+    deterministic : bool, default True
+        Run SimpleMem's planned searches sequentially (see the module notes).
+    fallback : bool, default True
+        If reading vectors, embedding the query or selecting fails, log the reason at WARNING
+        and return the native first ``k``. False re-raises. Failures of SimpleMem's own
+        retrieval are SimpleMem's and always propagate.
+    **policy_options
+        Passed to :func:`mempursuit_core.get_selector`.
+    """
+
+    def __init__(
+        self,
+        retriever: Any,
+        *,
+        k: int = 10,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        policy: str | Selector = "mempursuit",
+        deterministic: bool = True,
+        fallback: bool = True,
+        **policy_options: Any,
+    ):
+        if isinstance(retriever, MemPursuitRetriever):
+            retriever = retriever.retriever
+        if not callable(getattr(retriever, "retrieve", None)):
+            raise TypeError(f"{type(retriever).__name__} has no retrieve(query) method")
+        self.retriever = retriever
+        self.k = _check_positive_int("k", k)
+        self.pool_size = _check_positive_int("pool_size", pool_size)
+        if isinstance(policy, str):
+            self.selector = get_selector(policy, **policy_options)
+        elif policy_options:
+            raise TypeError("policy options are only accepted with a policy name")
+        elif callable(getattr(policy, "select", None)):
+            self.selector = policy
+        else:
+            raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
+        self.deterministic = bool(deterministic)
+        self.fallback = bool(fallback)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "retriever":
+            raise AttributeError(name)
+        return getattr(self.retriever, name)
+
+    def __repr__(self) -> str:
+        return (f"MemPursuitRetriever({type(self.retriever).__name__}, k={self.k}, "
+                f"pool_size={self.pool_size}, policy={getattr(self.selector, 'name', '?')!r})")
+
+    @property
+    def vector_store(self) -> Any:
+        return self.retriever.vector_store
+
+    # -- native pool -------------------------------------------------------------------------
+
+    def _run(self, query: str, enable_reflection: bool | None) -> list:
+        """Call the framework's retrieval (sequentially when ``deterministic``)."""
+        runner = self.retriever
+        if self.deterministic and getattr(runner, "enable_parallel_retrieval", False):
+            try:
+                runner = copy.copy(runner)  # shares store and LLM client; only the flag differs
+                runner.enable_parallel_retrieval = False
+            except Exception as exc:  # noqa: BLE001
+                logger.warning("could not make SimpleMem's retrieval sequential (%s: %s); its "
+                               "pool order may vary between calls", type(exc).__name__, exc)
+                runner = self.retriever
+        if enable_reflection is None:
+            return list(runner.retrieve(query) or [])
+        return list(runner.retrieve(query, enable_reflection=enable_reflection) or [])
+
+    @staticmethod
+    def _unique(entries: Sequence[Any]) -> list:
+        seen: set = set()
+        unique = []
+        for entry in entries:
+            key = entry.entry_id
+            if key not in seen:
+                seen.add(key)
+                unique.append(entry)
+        return unique
+
+    def native(self, query: str, enable_reflection: bool | None = None) -> list:
+        """SimpleMem's own result for ``query``, de-duplicated by ``entry_id``, native order."""
+        return self._unique(self._run(query, enable_reflection))
+
+    def pool_from(self, query: str, entries: Sequence[Any]) -> SimpleMemPool:
+        """The pool for a given native result: first ``pool_size`` entries with their vectors."""
+        entries = self._unique(entries)
+        kept = entries[: self.pool_size]
+        store = self.vector_store
+        query_vector = np.asarray(store.embedding_model.encode_single(query, is_query=True),
+                                  dtype=np.float32).reshape(-1)
+        vectors = fetch_vectors(store, [e.entry_id for e in kept])
+        if kept and vectors.shape[1] != query_vector.shape[0]:
+            raise ValueError(f"stored vectors have {vectors.shape[1]} dimensions, the query "
+                             f"embedding has {query_vector.shape[0]}")
+        if not kept:
+            vectors = np.empty((0, query_vector.shape[0]), dtype=np.float32)
+        return SimpleMemPool(entries=kept, vectors=vectors, query_vector=query_vector,
+                             native_size=len(entries))
+
+    def pool(self, query: str, enable_reflection: bool | None = None) -> SimpleMemPool:
+        """Run SimpleMem's retrieval and return the capped pool with its stored vectors."""
+        return self.pool_from(query, self.native(query, enable_reflection))
+
+    # -- selection ---------------------------------------------------------------------------
+
+    def select_from(self, query: str, entries: Sequence[Any], k: int | None = None
+                    ) -> SimpleMemSelection:
+        """Select from a native result already at hand (no retrieval, no LLM call).
+
+        ``entries`` is what ``HybridRetriever.retrieve`` returned (de-duplicated here by
+        ``entry_id``, first occurrence kept).
+        """
+        k = self.k if k is None else _check_positive_int("k", k)
+        native = list(entries)
+        pool = None
+        try:
+            native = self._unique(native)
+            pool = self.pool_from(query, native)
+            if not len(pool):
+                return SimpleMemSelection(entries=[], pool=pool, native=native)
+            selection = self.selector.select(pool.query_vector, pool.vectors, k)
+            order = np.asarray(selection.order).reshape(-1)
+            if order.size and not np.issubdtype(order.dtype, np.integer):
+                raise TypeError(f"selector {self.selector!r} returned a non-integer order")
+            order = order.astype(np.intp, copy=False)
+            if (len(set(order.tolist())) != len(order) or len(order) > k
+                    or (len(order) and (order.min() < 0 or order.max() >= len(pool)))):
+                raise ValueError(f"selector {self.selector!r} returned an invalid order {order}")
+            return SimpleMemSelection(entries=[pool.entries[i] for i in order], pool=pool,
+                                      native=native, selection=selection)
+        except Exception as exc:  # the adapter must never cost the user the native result
+            if not self.fallback:
+                raise
+            reason = f"{type(exc).__name__}: {exc}"
+            logger.warning(
+                "MemPursuit selection failed for SimpleMem (%s); returning SimpleMem's native "
+                "first %d entries", reason, k,
+            )
+            return SimpleMemSelection(entries=native[:k], pool=pool, native=native,
+                                      fallback_reason=reason)
+
+    def select(self, query: str, enable_reflection: bool | None = None, *, k: int | None = None
+               ) -> SimpleMemSelection:
+        """Retrieve, select and report: the story behind :meth:`retrieve`."""
+        k = self.k if k is None else _check_positive_int("k", k)
+        return self.select_from(query, self._run(query, enable_reflection), k)
+
+    def retrieve(self, query: str, enable_reflection: bool | None = None, *, k: int | None = None
+                 ) -> list:
+        """``HybridRetriever.retrieve`` truncated at ``k`` in the selector's order.
+
+        Returns
+        -------
+        list of MemoryEntry
+            At most ``k`` of SimpleMem's own entries (the same objects its retrieval returned).
+        """
+        return self.select(query, enable_reflection, k=k).entries
+
+
+def enable(system: Any, **options: Any) -> MemPursuitRetriever:
+    """Swap a SimpleMem system's ``hybrid_retriever`` for a :class:`MemPursuitRetriever`.
+
+    ``system.ask(question)`` then answers from the ``k`` selected entries. Returns the wrapper.
+    """
+    wrapper = MemPursuitRetriever(system.hybrid_retriever, **options)
+    system.hybrid_retriever = wrapper
+    return wrapper

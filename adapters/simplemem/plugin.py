@@ -1,0 +1,18 @@
+"""Registers the SimpleMem adapter (imports cleanly without SimpleMem or lancedb)."""
+
+from mempursuit_core.hookspecs import hookimpl
+from mempursuit_core.plugins import AdapterSpec
+
+SPEC = AdapterSpec(
+    name="simplemem",
+    module="mempursuit_simplemem.adapter",
+    framework="simplemem",
+    extra="simplemem",
+    summary="SimpleMem (aiming-lab/SimpleMem): pursuit over HybridRetriever.retrieve's pool "
+            "(top-200, stored LanceDB vectors)",
+)
+
+
+@hookimpl
+def register_adapters(register):
+    register(SPEC)

