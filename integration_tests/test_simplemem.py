@@ -414,3 +414,44 @@ def test_one_line_swap_on_a_simplemem_system(tmp_path, minilm_path, locomo0, mon
     assert answer_prompt.count("[Context ") == 5
     chosen = wrapper.retrieve(questions(locomo0[1])[0])
     assert [f"Content: {e.lossless_restatement}" in answer_prompt for e in chosen] == [True] * 5
+
+
+# --------------------------------------------------------------------------------------------
+# The evaluation store (mempursuit eval --framework simplemem)
+# --------------------------------------------------------------------------------------------
+
+def test_eval_backend(tmp_path, minilm_path, locomo0):
+    from mempursuit_core.embed import get_embedder
+    from mempursuit_core.eval.base import MemoryUnit
+    from mempursuit_core.eval.runner import build_backend
+    from mempursuit_simplemem.eval_backend import SimpleMemBackend
+
+    backend = build_backend("simplemem")
+    assert isinstance(backend, SimpleMemBackend)
+    embedder = get_embedder(f"st:{minilm_path}")
+    units = []
+    for group in ("conv-a", "conv-b"):
+        for i, e in enumerate(locomo0[0][:70] if group == "conv-a" else locomo0[0][70:120]):
+            units.append(MemoryUnit(uid=f"{group}/{i}", text=e.lossless_restatement, group=group,
+                                    session_id=e.topic, timestamp=e.timestamp,
+                                    speaker=e.persons[0]))
+    done = []
+    backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
+    assert sum(done) == len(units)
+    q = questions(locomo0[1])[0]
+    pool = backend.pool("conv-a", q, 40)
+    assert len(pool.uids) == 40 and all(u.startswith("conv-a/") for u in pool.uids)
+    texts = {u.uid: u.text for u in units}
+    assert pool.signals["texts"] == [texts[u] for u in pool.uids]
+    assert np.allclose(pool.vectors, embedder.encode(pool.signals["texts"]), atol=1e-5)
+    assert np.all(np.diff(pool.native_scores) <= 1e-6)
+    # the harness's query vector is used as given, and the pool is SimpleMem's own order
+    qv = embedder.encode([q])[0]
+    again = backend.pool("conv-a", q, 40, query_vector=qv)
+    assert again.uids == pool.uids and np.allclose(again.query_vector, qv)
+    store = backend._stores["conv-a"]
+    assert [e.entry_id for e in store.semantic_search(q, top_k=40)] == pool.uids
+    assert len(backend.pool("conv-b", q, 200).uids) == 50
+    with pytest.raises(KeyError):
+        backend.pool("conv-c", q, 10)
+    backend.close()

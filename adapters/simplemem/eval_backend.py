@@ -1,0 +1,197 @@
+"""A real SimpleMem store for ``mempursuit eval --framework simplemem`` (a ``StoreBackend``).
+
+* ``build``: one LanceDB table per group (SimpleMem has no user scoping), written by SimpleMem's
+  own ``VectorStore.add_entries``: one ``MemoryEntry`` per unit (``entry_id = unit.uid``,
+  ``lossless_restatement = unit.text``, ``timestamp``, ``persons = [speaker]``). The harness's
+  embedder stands in for SimpleMem's ``EmbeddingModel`` (same methods), so stored and query
+  vectors are the harness's vectors.
+* ``pool``: SimpleMem's retrieval without LLM planning (``HybridRetriever`` with
+  ``enable_planning=False`` and ``semantic_top_k = size``: one semantic search), the stored
+  vectors read back from LanceDB by :class:`mempursuit_simplemem.MemPursuitRetriever`.
+  Planning needs an LLM and is not part of an offline evaluation.
+
+Signals: ``dense`` (cosine of each stored vector with the query vector), ``texts``,
+``timestamps``, ``session_ids``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool
+
+from .adapter import MemPursuitRetriever
+
+__all__ = ["HarnessEmbeddingModel", "SimpleMemBackend"]
+
+
+class HarnessEmbeddingModel:
+    """A harness :class:`Embedder` with SimpleMem's ``EmbeddingModel`` methods.
+
+    The last query embedding is kept (SimpleMem's search and the adapter both embed the query),
+    and ``prefill(text, vector)`` sets it to a vector the harness already computed with the
+    same embedder (same value, less work).
+    """
+
+    model_type = "mempursuit-harness"
+    supports_query_prompt = False
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        self.model_name = getattr(embedder, "name", "harness")
+        self.dimension = int(embedder.dim)
+        self._last_query: tuple[str, np.ndarray] | None = None
+
+    def prefill(self, text: str, vector: Any) -> None:
+        self._last_query = (text, np.asarray(vector, dtype=np.float32).reshape(-1))
+
+    def encode(self, texts, is_query: bool = False) -> np.ndarray:
+        if isinstance(texts, str):
+            texts = [texts]
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        single_query = is_query and len(texts) == 1
+        if single_query and self._last_query is not None and self._last_query[0] == texts[0]:
+            return self._last_query[1][None, :].copy()
+        out = np.asarray(self.embedder.encode(texts), dtype=np.float32)
+        if single_query:
+            self._last_query = (texts[0], out[0].copy())
+        return out
+
+    def encode_single(self, text: str, is_query: bool = False) -> np.ndarray:
+        return self.encode([text], is_query=is_query)[0]
+
+    def encode_query(self, queries) -> np.ndarray:
+        return self.encode(queries, is_query=True)
+
+    def encode_documents(self, documents) -> np.ndarray:
+        return self.encode(documents, is_query=False)
+
+
+def _vector_store_class():
+    try:  # simplemem 0.1.0 (the registry)
+        from simplemem.database.vector_store import VectorStore
+    except ImportError:  # the repository's newer layout
+        from simplemem.core.database.vector_store import VectorStore
+    return VectorStore
+
+
+def _entry_class():
+    try:
+        from simplemem.models.memory_entry import MemoryEntry
+    except ImportError:
+        from simplemem.core.models.memory_entry import MemoryEntry
+    return MemoryEntry
+
+
+def _retriever_class():
+    from simplemem.core.hybrid_retriever import HybridRetriever
+
+    return HybridRetriever
+
+
+class SimpleMemBackend:
+    """SimpleMem (LanceDB through its ``VectorStore``) as an evaluation store.
+
+    Parameters
+    ----------
+    batch_size : int
+        Units per ``add_entries`` call.
+    quiet : bool
+        Swallow SimpleMem's progress prints while building and reading.
+    native : str, optional
+        Only SimpleMem's own (semantic) order exists here: ``"dense"`` or ``"simplemem"``.
+    """
+
+    def __init__(self, *, batch_size: int = 256, quiet: bool = True, native: str | None = None):
+        if native not in (None, "dense", "simplemem"):
+            raise ValueError(f"the simplemem backend's native order is SimpleMem's semantic "
+                             f"search; got native={native!r}")
+        self.batch_size = int(batch_size)
+        self.quiet = bool(quiet)
+        self.name = "simplemem"
+        self._stores: dict[str, Any] = {}
+        self._units: dict[str, MemoryUnit] = {}
+        self._model: HarnessEmbeddingModel | None = None
+
+    def _silence(self):
+        return contextlib.redirect_stdout(io.StringIO()) if self.quiet else contextlib.nullcontext()
+
+    @staticmethod
+    def table_name(group: str) -> str:
+        return "g_" + hashlib.sha1(group.encode("utf-8")).hexdigest()[:20]
+
+    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
+              progress: Callable[[int], None] | None = None) -> None:
+        VectorStore, MemoryEntry = _vector_store_class(), _entry_class()
+        self._model = HarnessEmbeddingModel(embedder)
+        db_path = str(Path(workdir) / "simplemem_lancedb")
+        by_group: dict[str, list[MemoryUnit]] = {}
+        for unit in units:
+            if unit.uid in self._units:
+                raise ValueError(f"duplicate unit uid {unit.uid!r}")
+            self._units[unit.uid] = unit
+            by_group.setdefault(unit.group, []).append(unit)
+        with self._silence():
+            for group, members in by_group.items():
+                store = VectorStore(db_path=db_path, embedding_model=self._model,
+                                    table_name=self.table_name(group))
+                if store.table.count_rows():
+                    raise ValueError(f"the LanceDB table for group {group!r} in {db_path} is not "
+                                     "empty; use a fresh workdir")
+                self._stores[group] = store
+                for start in range(0, len(members), self.batch_size):
+                    chunk = members[start:start + self.batch_size]
+                    store.add_entries([
+                        MemoryEntry(entry_id=u.uid, lossless_restatement=u.text,
+                                    timestamp=u.timestamp, persons=[u.speaker] if u.speaker else [],
+                                    topic=u.session_id)
+                        for u in chunk
+                    ])
+                    if progress is not None:
+                        progress(len(chunk))
+
+    def pool(self, group: str, query: str, size: int, *,
+             query_vector: np.ndarray | None = None) -> Pool:
+        """SimpleMem's native pool (one semantic search of ``size``) within ``group``."""
+        if self._model is None:
+            raise RuntimeError("build() the store before asking for pools")
+        if int(size) < 1:
+            raise ValueError(f"pool size must be >= 1, got {size}")
+        store = self._stores.get(group)
+        if store is None:
+            raise KeyError(f"unknown group {group!r}")
+        if query_vector is not None:
+            self._model.prefill(query, query_vector)
+        retriever = _retriever_class()(llm_client=None, vector_store=store,
+                                       semantic_top_k=int(size), enable_planning=False,
+                                       enable_reflection=False)
+        wrapper = MemPursuitRetriever(retriever, pool_size=int(size), policy="native",
+                                      fallback=False)
+        with self._silence():
+            pool = wrapper.pool(query)
+        uids = pool.entry_ids
+        qv = pool.query_vector.astype(np.float64)
+        qn = qv / max(float(np.linalg.norm(qv)), 1e-12)
+        V = pool.vectors.astype(np.float64)
+        norms = np.linalg.norm(V, axis=1) if len(V) else np.zeros(0)
+        dense = (V @ qn) / np.maximum(norms, 1e-12) if len(V) else np.zeros(0)
+        units = self._units
+        signals = {
+            "dense": dense,
+            "texts": [units[u].text for u in uids],
+            "timestamps": [units[u].timestamp for u in uids],
+            "session_ids": [units[u].session_id for u in uids],
+        }
+        return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
+                    native_scores=dense, signals=signals)
+
+    def close(self) -> None:
+        self._stores.clear()
