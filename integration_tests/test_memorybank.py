@@ -372,3 +372,37 @@ def test_adapter_registered_and_loadable():
     module = load_adapter("memorybank")
     assert module.MemoryBankStore is MemoryBankStore
     assert read_user(EN_FILE, "Jason").name == " Jason "
+
+
+# ------------------------------------------------------------------------------ eval backend
+def test_eval_backend_pools_are_memorybank_l2_search():
+    from mempursuit_core.eval.base import MemoryUnit
+    from mempursuit_core.eval.runner import build_backend
+
+    backend = build_backend("memorybank")
+    units = []
+    for user in ("Emily", "Frank"):
+        for date, turns in load(EN_FILE)[user]["history"].items():
+            for i, t in enumerate(turns):
+                units.append(MemoryUnit(f"{user}:{date}:{i}", f"{t['query']} {t['response']}", user,
+                                        date, (f"{date}:{i}",), f"{date}T10:00:00", "user"))
+    progress = []
+    backend.build(units, embedder=HashEmbedder(), workdir=None, progress=progress.append)
+    assert sum(progress) == len(units)
+    emily = [u for u in units if u.group == "Emily"]
+    pool = backend.pool("Emily", "q3", 200)
+    assert sorted(pool.uids) == sorted(u.uid for u in emily)  # the whole group, nothing else
+    docs = [backend.document_text(u) for u in emily]
+    assert docs[0].startswith("Conversation content on 2023-04-27:Hello, my name is Emily.")
+    d2 = [float(((hash_vec(t) - hash_vec("q3")) ** 2).sum()) for t in docs]
+    assert pool.uids == [emily[i].uid for i in np.argsort(d2, kind="stable")]
+    assert np.allclose(-pool.native_scores, sorted(d2), atol=1e-5)
+    nearest = next(u for u in emily if u.uid == pool.uids[0])
+    assert np.array_equal(pool.vectors[0], hash_vec(backend.document_text(nearest)))
+    assert np.all(np.diff(pool.signals["dense"]) <= 1e-6)  # unit vectors: L2 order == cosine order
+    assert len(backend.pool("Frank", "q3", 5).uids) == 5
+    with pytest.raises(KeyError, match="no units in group 'Nobody'"):
+        backend.pool("Nobody", "q", 5)
+    with pytest.raises(ValueError, match="native order is its L2 search"):
+        build_backend("memorybank", native_order="hybrid")
+    backend.close()
