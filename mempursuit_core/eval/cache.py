@@ -1,0 +1,214 @@
+"""Content-hash caches: embeddings per text, keyed by the embedder's fingerprint.
+
+Layout under the cache directory (``$MEMPURSUIT_CACHE`` or ``~/.cache/mempursuit``)::
+
+    embeddings/<fingerprint>/<shard>.npz    keys: sha1(text) as uint8 (n, 20), vecs: float32 (n, dim)
+    stores/<backend>-<hash>/               work directories of built stores
+
+Shards are written atomically and never modified, so concurrent runs can share a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import re
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["EmbeddingCache", "CachedEmbedder", "text_key", "content_hash", "encode_with_progress"]
+
+
+def text_key(text: str) -> bytes:
+    """sha1 of the UTF-8 text (20 bytes)."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def content_hash(*parts: object) -> str:
+    """A short stable hex digest of the ``repr`` of ``parts`` (strings hashed as text)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update((p if isinstance(p, str) else repr(p)).encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()[:20]
+
+
+def _takes_progress(embedder) -> bool:
+    try:
+        return "progress" in inspect.signature(embedder.encode).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def encode_with_progress(embedder, texts: Sequence[str], progress=None, **kw) -> np.ndarray:
+    """``embedder.encode(texts)``, passing ``progress`` only to embedders that accept it."""
+    if _takes_progress(embedder):
+        return embedder.encode(texts, progress=progress, **kw)
+    out = embedder.encode(texts, **kw)
+    if progress is not None:
+        progress(len(texts))
+    return out
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:120] or "embedder"
+
+
+class EmbeddingCache:
+    """Vectors of one embedder, stored in append-only shards.
+
+    Parameters
+    ----------
+    root : path or None
+        The cache directory (the shards go to ``root/embeddings/<fingerprint>``); ``None``
+        keeps the vectors in memory only.
+    fingerprint : str
+        Identifies the embedder and everything that changes its vectors.
+    """
+
+    def __init__(self, root: str | os.PathLike | None, fingerprint: str):
+        self.dir = (Path(root).expanduser() / "embeddings" / _safe(fingerprint)
+                    if root is not None else None)
+        self._index: dict[bytes, tuple[int, int]] = {}
+        self._blocks: list[np.ndarray] = []
+        self._loaded: set[str] = set()
+        self.reload()
+
+    def reload(self) -> None:
+        """Read shards written since the last load (by this or another process)."""
+        if self.dir is None or not self.dir.is_dir():
+            return
+        for f in sorted(self.dir.glob("*.npz")):
+            if f.name in self._loaded:
+                continue
+            try:
+                with np.load(f, allow_pickle=False) as z:
+                    keys, vecs = z["keys"], np.ascontiguousarray(z["vecs"], dtype=np.float32)
+            except (OSError, ValueError, KeyError) as exc:
+                raise ValueError(f"corrupt embedding cache shard {f}: {exc}; delete it") from exc
+            if keys.ndim != 2 or keys.shape[1] != 20 or keys.shape[0] != vecs.shape[0]:
+                raise ValueError(f"corrupt embedding cache shard {f}: bad keys / vectors shapes; "
+                                 "delete it")
+            raw = np.ascontiguousarray(keys, dtype=np.uint8).tobytes()
+            b = len(self._blocks)
+            self._blocks.append(vecs)
+            for r in range(keys.shape[0]):
+                self._index.setdefault(raw[20 * r : 20 * r + 20], (b, r))
+            self._loaded.add(f.name)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self._index
+
+    def get(self, key: bytes) -> np.ndarray:
+        b, r = self._index[key]
+        return self._blocks[b][r]
+
+    def add(self, keys: Sequence[bytes], vecs: np.ndarray, *, persist: bool = True) -> None:
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        if len(keys) != vecs.shape[0]:
+            raise ValueError("keys and vectors differ in length")
+        if not len(keys):
+            return
+        b = len(self._blocks)
+        self._blocks.append(vecs)
+        for r, k in enumerate(keys):
+            self._index[k] = (b, r)
+        if persist and self.dir is not None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            name = f"{uuid.uuid4().hex}.npz"
+            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".part-", suffix=".npz")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    # raw bytes, not numpy "S20" (which drops trailing NUL bytes of a digest)
+                    np.savez(f, keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 20),
+                             vecs=vecs)
+                os.replace(tmp, self.dir / name)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            self._loaded.add(name)
+
+
+class CachedEmbedder:
+    """Wraps an embedder: texts seen before (same content, same fingerprint) are not re-embedded.
+
+    Duplicate texts within a call are embedded once. With ``cache_dir=None`` the cache lives
+    in memory only.
+
+    Parameters
+    ----------
+    inner : Embedder
+    cache_dir : path or None
+    chunk : int
+        New vectors are persisted every ``chunk`` texts, so an interrupted run keeps its work.
+    """
+
+    def __init__(self, inner, cache_dir: str | os.PathLike | None = None, *, chunk: int = 8192):
+        self.inner = inner
+        self.name = inner.name
+        self.fingerprint = getattr(inner, "fingerprint", None) or inner.name
+        self.persist = cache_dir is not None
+        self.cache = EmbeddingCache(cache_dir, self.fingerprint)
+        self.chunk = int(chunk)
+        self.hits = 0
+        self.misses = 0
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.inner.dim)
+        return self._dim
+
+    def missing(self, texts: Sequence[str]) -> int:
+        """How many distinct texts are not cached yet."""
+        return len({k for k in map(text_key, texts) if k not in self.cache})
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """L2-normalised float32 embeddings, shape ``(n, dim)``, from the cache where possible.
+
+        ``progress`` is called with counts of newly embedded texts (cached ones are reported at
+        once).
+        """
+        if isinstance(texts, str):
+            raise TypeError("encode() takes a sequence of strings, not a single string")
+        texts = list(texts)
+        keys = [text_key(t) for t in texts]
+        todo: dict[bytes, str] = {}
+        for k, t in zip(keys, texts):
+            if k not in self.cache and k not in todo:
+                todo[k] = t
+        self.misses += len(todo)
+        self.hits += len(texts) - len(todo)
+        if progress is not None and len(texts) - len(todo):
+            progress(len(texts) - sum(1 for k in keys if k in todo))
+        items = list(todo.items())
+        for start in range(0, len(items), self.chunk):
+            part = items[start : start + self.chunk]
+            ptexts = [t for _, t in part]
+            vecs = encode_with_progress(self.inner, ptexts, progress, batch_size=batch_size)
+            vecs = np.asarray(vecs, dtype=np.float32)
+            if vecs.ndim != 2 or vecs.shape[0] != len(ptexts):
+                raise ValueError(f"embedder {self.name!r} returned shape {vecs.shape} for "
+                                 f"{len(ptexts)} texts")
+            self.cache.add([k for k, _ in part], vecs, persist=self.persist)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        first = self.cache.get(keys[0])
+        out = np.empty((len(texts), first.shape[0]), dtype=np.float32)
+        for i, k in enumerate(keys):
+            out[i] = self.cache.get(k)
+        self._dim = out.shape[1]
+        return out
+
+    def __repr__(self) -> str:
+        return f"<CachedEmbedder {self.name!r} cached={len(self.cache)}>"

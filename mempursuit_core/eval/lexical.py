@@ -1,0 +1,167 @@
+"""Lexical signals for the plain store: BM25 scores and tf-idf sparse features, per group.
+
+Tokens: lower-cased runs of letters and digits (``\\w+`` without ``_``), English stop words
+removed, no stemming. One :class:`LexicalIndex` covers one group (a store scope); document
+frequencies, lengths and idf are that group's.
+
+* BM25 (Robertson / Lucene form): ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))``,
+  ``score(d) = sum_{t in q} idf(t) * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))`` over the
+  query's distinct in-vocabulary terms; ``k1 = 1.2``, ``b = 0.75``.
+* tf-idf (scikit-learn's ``TfidfVectorizer(sublinear_tf=True)`` definition):
+  ``(1 + ln tf) * (ln((1 + N) / (1 + df)) + 1)``, rows L2-normalised; query terms absent from
+  the group are ignored (as ``transform`` would).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["tokenize", "LexicalIndex", "STOP_WORDS"]
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just let
+me more most my myself no nor not now of off on once only or other ought our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there these
+they this those through to too under until up very was we were what when where which while who
+whom why will with would you your yours yourself yourselves s t d ll m re ve don didn doesn isn
+wasn weren won wouldn shouldn couldn hasn haven hadn aren
+""".split())
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens without stop words."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS]
+
+
+class LexicalIndex:
+    """BM25 and tf-idf over one group's documents (rows in store order).
+
+    Parameters
+    ----------
+    texts : sequence of str, length N
+    k1, b : float
+        BM25 parameters.
+    """
+
+    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        vocab: dict[str, int] = {}
+        rows, cols, counts = [], [], []
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        for i, text in enumerate(texts):
+            toks = tokenize(text)
+            lengths[i] = len(toks)
+            local: dict[int, int] = {}
+            for t in toks:
+                j = vocab.setdefault(t, len(vocab))
+                local[j] = local.get(j, 0) + 1
+            for j, c in local.items():
+                rows.append(i)
+                cols.append(j)
+                counts.append(c)
+        self.vocab = vocab
+        self.n_docs = len(texts)
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.cols = np.asarray(cols, dtype=np.int64)
+        tf = np.asarray(counts, dtype=np.float64)
+        V = len(vocab)
+        df = np.bincount(self.cols, minlength=V).astype(np.float64)
+        N = float(self.n_docs)
+        self.bm25_idf = np.log1p((N - df + 0.5) / (df + 0.5))
+        self.tfidf_idf = np.log((1.0 + N) / (1.0 + df)) + 1.0
+        avgdl = float(lengths.mean()) if self.n_docs and lengths.mean() > 0 else 1.0
+        denom = tf + k1 * (1.0 - b + b * lengths[self.rows] / avgdl)
+        self._bm25_tf = tf * (k1 + 1.0) / denom                   # per (doc, term) entry
+        w = (1.0 + np.log(tf)) * self.tfidf_idf[self.cols]
+        norms = np.sqrt(np.bincount(self.rows, weights=w * w, minlength=self.n_docs))
+        self._tfidf = w / np.where(norms[self.rows] > 0, norms[self.rows], 1.0)
+        # CSR view by document for gathering pool rows.
+        order = np.argsort(self.rows, kind="stable")
+        self._csr_cols = self.cols[order]
+        self._csr_tfidf = self._tfidf[order]
+        self._indptr = np.zeros(self.n_docs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.rows, minlength=self.n_docs), out=self._indptr[1:])
+        self.k1, self.b = float(k1), float(b)
+
+    def query_terms(self, query: str) -> np.ndarray:
+        """Distinct in-vocabulary term ids of ``query`` (first-occurrence order)."""
+        seen: dict[int, None] = {}
+        for t in tokenize(query):
+            j = self.vocab.get(t)
+            if j is not None:
+                seen.setdefault(j, None)
+        return np.fromiter(seen, dtype=np.int64, count=len(seen))
+
+    def bm25(self, query: str) -> np.ndarray:
+        """BM25 score of every document for ``query``.
+
+        Returns
+        -------
+        ndarray of float64, shape (N,)
+        """
+        terms = self.query_terms(query)
+        if terms.size == 0 or self.n_docs == 0:
+            return np.zeros(self.n_docs)
+        mask = np.isin(self.cols, terms)
+        contrib = self._bm25_tf[mask] * self.bm25_idf[self.cols[mask]]
+        return np.bincount(self.rows[mask], weights=contrib, minlength=self.n_docs)
+
+    def tfidf(self, docs: Sequence[int] | np.ndarray, query: str
+              ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Dense tf-idf features of some documents and the query over their joint vocabulary.
+
+        Parameters
+        ----------
+        docs : sequence of int, length P
+            Document rows (store order within the group), e.g. a pool.
+        query : str
+
+        Returns
+        -------
+        features : ndarray of float32, shape (P, m)
+            L2-normalised rows (a row without any term is zero).
+        query_features : ndarray of float32, shape (m,)
+            The query's L2-normalised tf-idf vector over the same columns.
+        terms : list of str, length m
+            Column terms (every term of the documents and the query's in-vocabulary terms, in
+            the index's term-id order).
+        """
+        docs = np.asarray(docs, dtype=np.int64).reshape(-1)
+        if docs.size and (docs.min() < 0 or docs.max() >= self.n_docs):
+            raise IndexError(f"document rows must be in [0, {self.n_docs})")
+        starts, ends = self._indptr[docs], self._indptr[docs + 1]
+        lens = ends - starts
+        offsets = np.cumsum(lens) - lens
+        idx = np.repeat(starts - offsets, lens) + np.arange(int(lens.sum()))
+        cols = self._csr_cols[idx]
+        vals = self._csr_tfidf[idx]
+        local_rows = np.repeat(np.arange(docs.size), lens)
+        qtoks = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
+        qterms, qcounts = (np.unique(np.asarray(qtoks, dtype=np.int64), return_counts=True)
+                           if qtoks else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        uniq, inverse = np.unique(np.concatenate([cols, qterms]), return_inverse=True)
+        m = uniq.size
+        feats = np.zeros((docs.size, m), dtype=np.float32)
+        feats[local_rows, inverse[: cols.size]] = vals
+        qvec = np.zeros(m, dtype=np.float64)
+        if qterms.size:
+            qw = (1.0 + np.log(qcounts)) * self.tfidf_idf[qterms]
+            qvec[inverse[cols.size:]] = qw / np.linalg.norm(qw)
+        inv_vocab = self._inverse_vocab()
+        return feats, qvec.astype(np.float32), [inv_vocab[j] for j in uniq]
+
+    def _inverse_vocab(self) -> list[str]:
+        if not hasattr(self, "_inv"):
+            inv = [""] * len(self.vocab)
+            for t, j in self.vocab.items():
+                inv[j] = t
+            self._inv = inv
+        return self._inv

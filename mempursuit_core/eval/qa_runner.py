@@ -1,0 +1,76 @@
+"""End-to-end QA over the selections of a run: answer with each policy's context, then judge."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from .base import MemoryUnit
+from .datasets import Question
+from .qa import ChatCache, ChatClient, build_answer_prompt, build_judge_prompt, parse_answer, \
+    parse_judgement
+
+__all__ = ["run_qa"]
+
+
+def run_qa(cfg, questions: list[Question], records: list[dict],
+           units: dict[str, MemoryUnit], cache_root: Path | None) -> dict:
+    """Fill ``record["qa"][policy][K] = {"answer", "correct", "judge"}`` for every question,
+    policy and K in ``cfg.qa_k`` (default: every K). The memories shown are the policy's
+    selection, oldest first. Returns a description of the QA setup and call counts."""
+    from .runner import _Progress  # shared progress helper
+
+    ks = list(cfg.qa_k or cfg.k)
+    cache = ChatCache(cache_root / "qa-cache.sqlite" if cache_root is not None else None)
+    answerer = ChatClient(cfg.answerer_url, cfg.model, api_key_env=cfg.api_key_env, cache=cache,
+                          max_retries=cfg.qa_retries, timeout=cfg.qa_timeout,
+                          concurrency=cfg.qa_concurrency, max_tokens=cfg.qa_max_tokens)
+    judge = ChatClient(cfg.judge_url or cfg.answerer_url, cfg.judge_model or cfg.model,
+                       api_key_env=cfg.api_key_env, cache=cache, max_retries=cfg.qa_retries,
+                       timeout=cfg.qa_timeout, concurrency=cfg.qa_concurrency,
+                       max_tokens=cfg.qa_max_tokens)
+    jobs: list[tuple[int, str, int, str]] = []  # (record index, policy, K, prompt)
+    for ri, (q, rec) in enumerate(zip(questions, records)):
+        pool = rec["pool"]
+        for policy, sel in rec["selections"].items():
+            for k in ks:
+                by_k = sel.get("orders_by_k")
+                order = by_k[str(k)] if by_k else sel["order"][:k]
+                mems = [(units[pool[j]].timestamp, units[pool[j]].text) for j in order]
+                prompt = build_answer_prompt(q.text, mems, reference_date=q.date)
+                jobs.append((ri, policy, k, prompt))
+    try:
+        with _Progress(cfg.progress, len({j[3] for j in jobs}), "QA: answering") as bar:
+            replies = answerer.map([j[3] for j in jobs], progress=bar.update)
+        answers = [parse_answer(r) for r in replies]
+        jprompts = [build_judge_prompt(questions[ri].text, questions[ri].answer, a,
+                                       category=questions[ri].category)
+                    for (ri, _, _, _), a in zip(jobs, answers)]
+        with _Progress(cfg.progress, len(set(jprompts)), "QA: judging") as bar:
+            verdicts = judge.map(jprompts, progress=bar.update)
+    finally:
+        cache.close()
+    unparsed = 0
+    for (ri, policy, k, _), ans, verdict in zip(jobs, answers, verdicts):
+        label = parse_judgement(verdict)
+        if label is None:
+            unparsed += 1
+        records[ri].setdefault("qa", {}).setdefault(policy, {})[str(k)] = {
+            "answer": ans, "correct": bool(label), "judge": verdict.strip()[-400:],
+            **({"unparsed": True} if label is None else {}),
+        }
+    if unparsed:
+        print(f"QA: {unparsed} judge replies had no CORRECT/WRONG label (counted as wrong)",
+              file=sys.stderr)
+    info: dict[str, Any] = {
+        "answerer_url": answerer.url, "model": answerer.model,
+        "judge_url": judge.url, "judge_model": judge.model, "k": ks,
+        "prompts": "MemPursuit paper appendix A.4.1 (LoCoMo answer + judge, from Mem0's evaluation)",
+        "calls": answerer.calls + judge.calls, "cache_hits": answerer.cache_hits + judge.cache_hits,
+        "unparsed_judgements": unparsed,
+    }
+    if cfg.dataset == "beam":
+        info["note"] = ("BEAM's official rubric grader is not reproduced; accuracy here is the "
+                        "binary LoCoMo judge")
+    return info

@@ -1,0 +1,189 @@
+"""Run directory: ``config.json``, ``questions.jsonl``, ``summary.json``, ``summary.md``, PNG plots."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["write_outputs", "markdown_report", "plot_report"]
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: NaN/inf -> None, numpy scalars -> Python."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, Path):
+        return str(x)
+    return x
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".part")
+    tmp.write_text(json.dumps(_clean(obj), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _fmt(v: Any, nd: int = 1) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    return f"{v:.{nd}f}"
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return "<1e-4" if v < 1e-4 else f"{v:.3g}"
+
+
+def markdown_report(summary: dict) -> str:
+    """The summary as markdown tables (what the README results tables are cut from)."""
+    s = summary
+    store = s["framework"] + (f" ({s['native_order']} native order)" if s.get("native_order") else "")
+    lines = [
+        f"# mempursuit eval: {s['dataset']}",
+        "",
+        f"- store: {store}; units: {s['units']}; embedder: {s['embedder']}; pool P={s['pool']} "
+        f"(mean pool size {s['mean_pool_size']:.1f}); K = {', '.join(map(str, s['k']))}",
+        f"- questions: {s['n_questions']} ({s['n_scored']} with gold evidence scored; "
+        f"{s['n_without_gold']} without)",
+        f"- baseline for paired statistics: `{s['baseline']}` (the pool's native first K)",
+        "",
+        "## Retrieval",
+        "",
+        "| policy | K | session recall % | complete coverage % | turn recall % | turn coverage % "
+        "| native top-K replaced % | mean context size | select ms median / p95 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    qa = bool(s.get("qa"))
+    for policy, by_k in s["results"].items():
+        for k, entry in by_k.items():
+            o = entry["overall"]
+            lat = (s.get("latency_ms") or {}).get(policy, {}).get(k, {})
+            lines.append(
+                f"| {policy} | {k} | {_fmt(o.get('session_recall'))} | "
+                f"{_fmt(o.get('complete_coverage'))} | {_fmt(o.get('turn_recall'))} | "
+                f"{_fmt(o.get('turn_coverage'))} | {_fmt(o.get('replaced'))} | "
+                f"{_fmt(o.get('size'))} | {_fmt(lat.get('median'), 3)} / {_fmt(lat.get('p95'), 3)} |")
+    if qa:
+        lines += ["", "## End-to-end QA (judge accuracy %)", "",
+                  "| policy | K | accuracy % | n |", "|---|---:|---:|---:|"]
+        for policy, by_k in s["results"].items():
+            for k, entry in by_k.items():
+                o = entry["overall"]
+                if o.get("qa_accuracy") is not None:
+                    lines.append(f"| {policy} | {k} | {_fmt(o['qa_accuracy'])} | {o.get('n_qa', '')} |")
+    if s["paired"]:
+        lines += ["", "## Paired differences vs native (percentage points)", "",
+                  "| policy | K | metric | native | policy | diff | 95% CI | wins / losses | p | test |",
+                  "|---|---:|---|---:|---:|---:|---|---:|---:|---|"]
+        for policy, by_k in s["paired"].items():
+            for k, entry in by_k.items():
+                for m, st in entry["overall"].items():
+                    lines.append(
+                        f"| {policy} | {k} | {m} | {_fmt(st['baseline'])} | {_fmt(st['policy'])} | "
+                        f"{st['diff']:+.2f} | [{st['ci_low']:+.2f}, {st['ci_high']:+.2f}] | "
+                        f"{st['wins']} / {st['losses']} | {_p(st['p_value'])} | {st['test']} |")
+    cats = s.get("categories") or []
+    if cats:
+        lines += ["", "## Complete coverage % by category", ""]
+        cols = [(p, k) for p in s["results"] for k in s["results"][p]]
+        lines.append("| category | n | " + " | ".join(f"{p} @{k}" for p, k in cols) + " |")
+        lines.append("|---|---:|" + "---:|" * len(cols))
+        for c in cats:
+            first = s["results"][cols[0][0]][cols[0][1]]["by_category"].get(c, {})
+            vals = [s["results"][p][k]["by_category"].get(c, {}).get("complete_coverage")
+                    for p, k in cols]
+            lines.append(f"| {c} | {first.get('n', 0)} | " + " | ".join(_fmt(v) for v in vals) + " |")
+    t = s.get("timing_s") or {}
+    if t:
+        lines += ["", "## Time (s)", "",
+                  ", ".join(f"{k} {v:.2f}" for k, v in t.items() if isinstance(v, (int, float)))]
+    if s.get("notes"):
+        lines += ["", "## Data notes", ""] + [f"- {n}" for n in s["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def plot_report(summary: dict, out: Path) -> list[Path]:
+    """``coverage_vs_k.png`` and ``category_gains.png``; raises ImportError without matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    s = summary
+    ks = [int(k) for k in s["k"]]
+    written = []
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    for ax, metric, title in ((axes[0], "complete_coverage", "complete gold-session coverage %"),
+                              (axes[1], "session_recall", "gold-session recall %")):
+        for policy, by_k in s["results"].items():
+            ys = [by_k[str(k)]["overall"].get(metric) for k in ks]
+            ax.plot(ks, [np.nan if y is None else y for y in ys], marker="o", label=policy)
+        ax.set_xlabel("K (memories kept)")
+        ax.set_title(title)
+        ax.set_xscale("log")
+        ax.set_xticks(ks)
+        ax.set_xticklabels([str(k) for k in ks])
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    fig.suptitle(f"{s['dataset']}: {s['framework']} store, {s['embedder']}, P={s['pool']}")
+    path = out / "coverage_vs_k.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    written.append(path)
+
+    cats = s.get("categories") or []
+    series = [(p, k) for p in s["paired"] for k in s["paired"][p]]
+    if cats and series:
+        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(cats) + 2), 4), constrained_layout=True)
+        width = 0.8 / len(series)
+        x = np.arange(len(cats))
+        for i, (p, k) in enumerate(series):
+            bc = s["paired"][p][k]["by_category"]
+            vals = [bc.get(c, {}).get("complete_coverage", {}).get("diff", np.nan) for c in cats]
+            ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=f"{p} @K={k}")
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_xticks(x)
+        ax.set_xticklabels(cats, rotation=30, ha="right")
+        ax.set_ylabel("complete coverage gain vs native (pp)")
+        ax.legend(fontsize=8)
+        ax.set_title(f"{s['dataset']}: per-category gain over the native order")
+        path = out / "category_gains.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def write_outputs(out: Path, cfg, summary: dict, records: list[dict], config: dict,
+                  log: Callable[[str], None] = print) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(out / "config.json", config)
+    tmp = out / "questions.jsonl.part"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(_clean(r), ensure_ascii=False) + "\n")
+    os.replace(tmp, out / "questions.jsonl")
+    _write_json(out / "summary.json", summary)
+    (out / "summary.md").write_text(markdown_report(_clean(summary)), encoding="utf-8")
+    if cfg.plots:
+        try:
+            plot_report(_clean(summary), out)
+        except ImportError:
+            log('plots skipped: matplotlib is not installed (pip install "mempursuit[eval]")')
+    log(f"wrote {out}/summary.md, summary.json, questions.jsonl, config.json"
+        + (" and plots" if (out / "coverage_vs_k.png").exists() else ""))

@@ -1,0 +1,618 @@
+"""The paired with/without evaluation: one store, one pool per question, every policy on it.
+
+For each question the store returns its native candidate pool (``pool`` units, the native
+order); every policy reorders that same pool and keeps ``K`` units; metrics are computed on
+what each policy keeps, and every policy is compared with ``native`` (the "w/o" baseline: the
+pool's first ``K``) question by question. Only the order differs between policies.
+
+Selectors whose answers are nested (the ``K``-selection is the first ``K`` of any larger
+selection: ``native``, ``mempursuit``, ``mempursuit-adaptive``, ``mmr``, or any selector with
+a true ``nested`` attribute) are run once per question at the largest ``K`` and prefixes are
+taken; adaptive stopping is prefix-safe because its stop rule does not depend on ``K`` (the
+context at ``K`` is every pick up to the stop, capped at ``K``). Other selectors run once per
+``K``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .base import MemoryUnit, Pool
+from .cache import CachedEmbedder, content_hash, encode_with_progress
+from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
+from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
+
+__all__ = ["EvalConfig", "run_eval", "build_backend", "NESTED_SELECTORS", "BASELINE"]
+
+BASELINE = "native"
+#: Built-in selectors whose K-selection is a prefix of any larger K-selection.
+NESTED_SELECTORS = frozenset({"native", "mempursuit", "mempursuit-adaptive", "mmr"})
+RETRIEVAL_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage",
+                     "replaced", "size")
+PAIRED_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage")
+BUILT_MARKER = ".mempursuit-built"
+
+
+@dataclass
+class EvalConfig:
+    """Everything a run depends on (written to ``config.json``)."""
+
+    dataset: str = "locomo"
+    data: str | None = None
+    framework: str = "plain"
+    units: str = "turns"
+    k: tuple[int, ...] = (10, 20, 50)
+    policies: tuple[str, ...] = ("native", "mempursuit")
+    pool: int = 200
+    out: str | None = None
+    categories: list[str] | None = None
+    limit: int | None = None
+    groups: list[str] | None = None
+    embedder: str = "minilm"
+    embedder_threads: int | None = None
+    embed_batch: int = 64
+    native_order: str = "dense"
+    backend_options: dict = field(default_factory=dict)
+    policy_options: dict = field(default_factory=dict)
+    cache_dir: str | None = None
+    no_cache: bool = False
+    threads: int | None = None
+    latency_sample: int = 200
+    bootstrap: int = 2000
+    seed: int = 0
+    batch: int = 256
+    prefix: bool = True
+    progress: bool = True
+    plots: bool = True
+    download: bool = True
+    # end-to-end QA (off unless answerer_url is given)
+    answerer_url: str | None = None
+    model: str | None = None
+    judge_url: str | None = None
+    judge_model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    qa_k: tuple[int, ...] | None = None
+    qa_concurrency: int = 8
+    qa_retries: int = 5
+    qa_timeout: float = 120.0
+    qa_max_tokens: int | None = None
+
+    def validate(self) -> None:
+        ks = tuple(int(x) for x in self.k)
+        if not ks or any(x < 1 for x in ks):
+            raise ValueError(f"K values must be >= 1, got {list(self.k)}")
+        self.k = tuple(sorted(set(ks)))
+        if int(self.pool) < 1:
+            raise ValueError(f"pool must be >= 1, got {self.pool}")
+        if not self.policies:
+            raise ValueError("give at least one policy")
+        pols = list(dict.fromkeys(self.policies))
+        if BASELINE not in pols:
+            pols.insert(0, BASELINE)  # the w/o baseline every comparison needs
+        else:
+            pols.remove(BASELINE)
+            pols.insert(0, BASELINE)
+        self.policies = tuple(pols)
+        if self.qa_k is not None:
+            bad = [x for x in self.qa_k if int(x) not in self.k]
+            if bad:
+                raise ValueError(f"--qa-k {bad} not among --k {list(self.k)}")
+            self.qa_k = tuple(sorted({int(x) for x in self.qa_k}))
+        if self.answerer_url and not self.model:
+            raise ValueError("--answerer-url needs --model")
+        if int(self.batch) < 1:
+            raise ValueError("batch must be >= 1")
+
+
+class _Progress:
+    """tqdm when installed and enabled, else a no-op with the same two methods."""
+
+    def __init__(self, enabled: bool, total: int, desc: str):
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, desc=desc, unit="it", leave=True, file=sys.stderr,
+                                dynamic_ncols=True)
+
+    def update(self, n: int = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _log(cfg: EvalConfig, msg: str) -> None:
+    if cfg.progress:
+        print(msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Stores
+# --------------------------------------------------------------------------------------------
+
+def build_backend(framework: str, *, native_order: str = "dense", options: dict | None = None):
+    """The store for ``--framework``: ``plain`` (built in) or a registered adapter's eval
+    backend (``AdapterSpec.eval_backend = "module:factory"``, called with ``options``)."""
+    options = dict(options or {})
+    if framework in ("plain", "builtin"):
+        from .store import PlainStore
+
+        return PlainStore(native=native_order, **options)
+    from ..plugins import AdapterNotInstalledError, get_adapter_spec
+
+    spec = get_adapter_spec(framework)
+    if not spec.eval_backend:
+        raise ValueError(f"the {framework} adapter offers no evaluation store "
+                         "(its AdapterSpec has no eval_backend)")
+    if not spec.framework_installed():
+        raise AdapterNotInstalledError(
+            f"the {framework} store needs the {spec.framework!r} package, which is not "
+            f"installed: {spec.hint}")
+    modname, _, attr = spec.eval_backend.partition(":")
+    if not attr:
+        raise ValueError(f"eval_backend {spec.eval_backend!r} must look like 'module:factory'")
+    factory = getattr(importlib.import_module(modname), attr)
+    if native_order != "dense":
+        options.setdefault("native", native_order)
+    return factory(**options)
+
+
+def _accepts(fn: Callable, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# Selection helpers
+# --------------------------------------------------------------------------------------------
+
+def _make_selectors(cfg: EvalConfig) -> dict[str, Any]:
+    from ..selectors import get_selector
+
+    out = {}
+    for name in cfg.policies:
+        opts = dict(cfg.policy_options.get(name, {}))
+        if cfg.threads is not None and name in ("mempursuit", "mempursuit-adaptive"):
+            opts.setdefault("threads", cfg.threads)
+        out[name] = get_selector(name, **opts)
+    return out
+
+
+def _is_nested(name: str, selector: Any, cfg: EvalConfig) -> bool:
+    if not cfg.prefix:
+        return False
+    flag = getattr(selector, "nested", None)
+    if flag is not None:
+        return bool(flag)
+    return name in NESTED_SELECTORS
+
+
+def _check_order(order: Any, P: int, k: int, policy: str, qid: str) -> np.ndarray:
+    o = np.asarray(order)
+    if o.ndim != 1 or (o.size and not np.issubdtype(o.dtype, np.integer)):
+        raise ValueError(f"policy {policy!r} returned a non-integer or non-1-D order for {qid}")
+    o = o.astype(np.int64, copy=False)
+    if o.size > k:
+        raise ValueError(f"policy {policy!r} returned {o.size} positions for K={k} ({qid})")
+    if o.size and (o.min() < 0 or o.max() >= P):
+        raise ValueError(f"policy {policy!r} returned a position outside the pool of {P} ({qid})")
+    if np.unique(o).size != o.size:
+        raise ValueError(f"policy {policy!r} returned a position twice ({qid})")
+    return o
+
+
+def _select(selector, pools: list[Pool], k: int):
+    queries = [p.query_vector for p in pools]
+    cands = [p.vectors for p in pools]
+    scores = [p.native_scores for p in pools]
+    signals = [p.signals for p in pools]
+    return selector.select_batch(queries, cands, k, native_scores=scores, signals=signals)
+
+
+def _latency(selector, pools: list[Pool], k: int, repeats: int = 1) -> dict:
+    if not pools:
+        return {"median": math.nan, "p95": math.nan, "n": 0}
+    p0 = pools[0]
+    selector.select(p0.query_vector, p0.vectors, k, native_scores=p0.native_scores,
+                    signals=p0.signals)  # warm-up (compilation, caches)
+    times = []
+    for p in pools:
+        best = math.inf
+        for _ in range(repeats):
+            t = time.perf_counter()
+            selector.select(p.query_vector, p.vectors, k, native_scores=p.native_scores,
+                            signals=p.signals)
+            best = min(best, time.perf_counter() - t)
+        times.append(best * 1e3)
+    arr = np.asarray(times)
+    return {"median": float(np.median(arr)), "p95": float(np.percentile(arr, 95)),
+            "mean": float(arr.mean()), "n": int(arr.size)}
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------
+
+def _versions() -> dict:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for mod in ("mempursuit_core", "numpy", "numba", "onnxruntime", "tokenizers"):
+        try:
+            m = sys.modules.get(mod) or importlib.import_module(mod)
+            out[mod] = getattr(m, "__version__", "?")
+        except ImportError:
+            out[mod] = None
+    return out
+
+
+def _cache_root(cfg: EvalConfig) -> Path | None:
+    if cfg.no_cache:
+        return None
+    return Path(cfg.cache_dir).expanduser() if cfg.cache_dir else default_cache_dir()
+
+
+def _mean(xs: list) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _aggregate(rows: list[dict], metrics: Sequence[str]) -> dict:
+    out: dict[str, Any] = {}
+    for m in metrics:
+        vals = [r[m] for r in rows if r.get(m) is not None]
+        if not vals:
+            out[m] = None
+            continue
+        v = float(np.mean(vals))
+        out[m] = v * 100.0 if m in PERCENT_METRICS else v
+        if m in ("turn_recall", "qa_accuracy"):
+            out[f"n_{m.split('_')[0]}"] = len(vals)
+    out["n"] = len(rows)
+    return out
+
+
+def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
+    """Run the paired evaluation and return the summary (also written under ``out``).
+
+    Call with an :class:`EvalConfig` or its fields as keywords, e.g.
+    ``run_eval(dataset="locomo", k=(10, 20), policies=("native", "mempursuit"), out="runs/x")``.
+
+    Returns
+    -------
+    dict
+        ``results[policy][K]["overall" | "by_category"][metric]`` (recall / coverage in
+        percent), ``paired[policy][K]...`` (differences vs ``native`` with bootstrap CI and
+        exact test), ``latency_ms[policy][K]``, ``timing_s`` and the run's description.
+    """
+    if config is None:
+        config = EvalConfig(**kwargs)
+    elif kwargs:
+        config = dataclasses.replace(config, **kwargs)
+    cfg = config
+    cfg.validate()
+    timing: dict[str, float] = {}
+    t_start = time.perf_counter()
+
+    # 1. data --------------------------------------------------------------------------------
+    t = time.perf_counter()
+    cache_root = _cache_root(cfg)
+    ds_full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
+                           cache_dir=cache_root or default_cache_dir(), download=cfg.download)
+    questions = select_questions(ds_full, cfg.categories, cfg.limit, cfg.groups)
+    if not questions:
+        raise ValueError("no questions selected (check --categories / --groups / --limit)")
+    ds = ds_full.subset(questions)
+    for note in ds.notes:
+        _log(cfg, f"note: {note[:500]}")
+    units_by_uid: dict[str, MemoryUnit] = {u.uid: u for u in ds.units}
+    missing_groups = sorted({q.group for q in questions} - {u.group for u in ds.units})
+    if missing_groups:
+        raise ValueError(f"questions ask groups with no units: {missing_groups[:5]}")
+    timing["load"] = time.perf_counter() - t
+    _log(cfg, f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
+              f"{len(ds.groups())} group(s)")
+
+    # 2. embedder and store --------------------------------------------------------------------
+    from ..embed import get_embedder
+
+    emb_opts: dict[str, Any] = {}
+    if cfg.embedder_threads is not None:
+        emb_opts["threads"] = cfg.embedder_threads
+    inner = get_embedder(cfg.embedder, **emb_opts)
+    embedder = CachedEmbedder(inner, cache_root)
+    store = build_backend(cfg.framework, native_order=cfg.native_order,
+                          options=cfg.backend_options)
+    t = time.perf_counter()
+    store_key = content_hash(getattr(store, "name", cfg.framework), embedder.fingerprint,
+                             sorted(cfg.backend_options.items()), cfg.native_order,
+                             [(u.uid, u.text, u.group, u.session_id, u.timestamp) for u in ds.units])
+    tmp_ctx = None
+    if cache_root is not None and cfg.framework not in ("plain", "builtin"):
+        workdir = cache_root / "stores" / f"{cfg.framework}-{store_key}"
+        workdir.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp_ctx = tempfile.TemporaryDirectory(prefix="mempursuit-store-")
+        workdir = Path(tmp_ctx.name)
+    reused = False
+    loader = getattr(store, "load_existing", None)
+    if loader is not None and (workdir / BUILT_MARKER).exists():
+        reused = bool(loader(ds.units, embedder=embedder, workdir=workdir))
+    if not reused:
+        n_new = embedder.missing([u.text for u in ds.units])
+        desc = f"building {getattr(store, 'name', cfg.framework)} store"
+        _log(cfg, f"{desc}: {len(ds.units)} units, {n_new} new texts to embed")
+        with _Progress(cfg.progress, len(ds.units), desc) as bar:
+            store.build(ds.units, embedder=embedder, workdir=workdir, progress=bar.update)
+        (workdir / BUILT_MARKER).write_text("ok\n")
+    timing["build"] = time.perf_counter() - t
+
+    # 3. queries -------------------------------------------------------------------------------
+    t = time.perf_counter()
+    qtexts = [q.text for q in questions]
+    with _Progress(cfg.progress, len(qtexts), "embedding questions") as bar:
+        qvecs = encode_with_progress(embedder, qtexts, bar.update, batch_size=cfg.embed_batch)
+    timing["embed_queries"] = time.perf_counter() - t
+
+    # 4. selection -----------------------------------------------------------------------------
+    selectors = _make_selectors(cfg)
+    kmax = max(cfg.k)
+    nested = {n: _is_nested(n, s, cfg) for n, s in selectors.items()}
+    pool_kw = _accepts(store.pool, "query_vector")
+    records: list[dict] = []
+    latency_pools: list[Pool] = []
+    select_time = {n: 0.0 for n in selectors}
+    t = time.perf_counter()
+    t_pool = 0.0
+    with _Progress(cfg.progress, len(questions), "selecting") as bar:
+        for start in range(0, len(questions), cfg.batch):
+            chunk = questions[start : start + cfg.batch]
+            tp = time.perf_counter()
+            pools = []
+            for i, q in enumerate(chunk):
+                if pool_kw:
+                    p = store.pool(q.group, q.text, cfg.pool, query_vector=qvecs[start + i])
+                else:
+                    p = store.pool(q.group, q.text, cfg.pool)
+                if len(p.uids) != len(p.vectors):
+                    raise ValueError(f"store returned {len(p.uids)} ids but {len(p.vectors)} "
+                                     f"vectors for {q.qid}")
+                pools.append(p)
+            t_pool += time.perf_counter() - tp
+            if len(latency_pools) < cfg.latency_sample:
+                latency_pools.extend(pools[: cfg.latency_sample - len(latency_pools)])
+            chosen: dict[str, dict[int, list[np.ndarray]]] = {}
+            stopped: dict[str, list[str | None]] = {}
+            for name, sel in selectors.items():
+                ts = time.perf_counter()
+                per_k: dict[int, list[np.ndarray]] = {}
+                if nested[name]:
+                    res = _select(sel, pools, kmax)
+                    orders = [_check_order(r.order, len(p.uids), kmax, name, q.qid)
+                              for r, p, q in zip(res, pools, chunk)]
+                    for k in cfg.k:
+                        per_k[k] = [o[:k] for o in orders]
+                    stopped[name] = [r.stopped for r in res]
+                else:
+                    for k in cfg.k:
+                        res = _select(sel, pools, k)
+                        per_k[k] = [_check_order(r.order, len(p.uids), k, name, q.qid)
+                                    for r, p, q in zip(res, pools, chunk)]
+                        stopped[name] = [r.stopped for r in res]
+                select_time[name] += time.perf_counter() - ts
+                chosen[name] = per_k
+            for i, (q, p) in enumerate(zip(chunk, pools)):
+                records.append(_question_record(q, p, i, chosen, stopped, cfg, units_by_uid))
+            bar.update(len(chunk))
+    timing["pools"] = t_pool
+    timing["select"] = sum(select_time.values())
+    timing["select_by_policy"] = select_time
+    timing["select_loop"] = time.perf_counter() - t
+
+    # 5. latency -------------------------------------------------------------------------------
+    t = time.perf_counter()
+    latency = {name: {str(k): _latency(sel, latency_pools, k) for k in cfg.k}
+               for name, sel in selectors.items()} if cfg.latency_sample > 0 else {}
+    timing["latency"] = time.perf_counter() - t
+
+    # 6. QA ------------------------------------------------------------------------------------
+    qa_info = None
+    if cfg.answerer_url:
+        from .qa_runner import run_qa
+
+        t = time.perf_counter()
+        qa_info = run_qa(cfg, questions, records, units_by_uid, cache_root)
+        timing["qa"] = time.perf_counter() - t
+
+    # 7. summary -------------------------------------------------------------------------------
+    summary = _summarise(cfg, ds, questions, records, latency, qa_info)
+    store.close()
+    if tmp_ctx is not None:
+        tmp_ctx.cleanup()
+    timing["total"] = time.perf_counter() - t_start
+    summary["timing_s"] = timing
+    summary["embedding_cache"] = {"hits": embedder.hits, "misses": embedder.misses,
+                                  "dir": str(embedder.cache.dir) if embedder.cache.dir else None}
+    if cfg.out:
+        from .report import write_outputs
+
+        write_outputs(Path(cfg.out), cfg, summary, records, _config_dict(cfg, ds, embedder, store),
+                      log=lambda m: _log(cfg, m))
+    return summary
+
+
+def _question_record(q: Question, p: Pool, i: int, chosen: dict, stopped: dict,
+                     cfg: EvalConfig, units: dict[str, MemoryUnit]) -> dict:
+    pool_units = []
+    for uid in p.uids:
+        u = units.get(uid)
+        if u is None:
+            raise ValueError(f"store returned unknown unit id {uid!r} for {q.qid}")
+        pool_units.append(u)
+    kmax = max(cfg.k)
+    rec: dict[str, Any] = {
+        "qid": q.qid, "group": q.group, "category": q.category, "question": q.text,
+        "answer": q.answer, "gold_sessions": list(q.gold_sessions),
+        "gold_turns": list(q.gold_turns), "pool": list(p.uids), "pool_size": len(p.uids),
+        "selections": {}, "metrics": {},
+    }
+    if q.unresolved_evidence:
+        rec["unresolved_evidence"] = list(q.unresolved_evidence)
+    for name, per_k in chosen.items():
+        top = per_k[kmax][i]
+        rec["selections"][name] = {"order": top.tolist(), "stopped": stopped[name][i]}
+        if not q.gold_sessions:
+            continue
+        rec["metrics"][name] = {}
+        for k in cfg.k:
+            o = per_k[k][i]
+            sel = [pool_units[j] for j in o]
+            native = [u.uid for u in pool_units[:k]]
+            m = selection_metrics(
+                [u.session_id for u in sel], [s for u in sel for s in u.source_ids],
+                q.gold_sessions, q.gold_turns,
+                selected_uids=[u.uid for u in sel], native_uids=native,
+            )
+            m["size"] = len(o)
+            rec["metrics"][name][str(k)] = m
+    # Orders per K only when a selector is not nested (its K-selections are not prefixes).
+    for name, per_k in chosen.items():
+        if not all(np.array_equal(per_k[k][i], per_k[kmax][i][: len(per_k[k][i])])
+                   for k in cfg.k):
+            rec["selections"][name]["orders_by_k"] = {str(k): per_k[k][i].tolist() for k in cfg.k}
+    return rec
+
+
+def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records: list[dict],
+               latency: dict, qa_info: dict | None) -> dict:
+    scored = [r for r in records if r["metrics"]]
+    cats = [c for c in ds.categories if any(r["category"] == c for r in records)]
+    cats += sorted({r["category"] for r in records} - set(cats))
+    metrics = list(RETRIEVAL_METRICS) + (["qa_accuracy"] if qa_info else [])
+
+    def rows_for(policy: str, k: int, subset: list[dict]) -> list[dict]:
+        out = []
+        for r in subset:
+            row = dict(r["metrics"].get(policy, {}).get(str(k), {}))
+            qa = r.get("qa", {}).get(policy, {}).get(str(k))
+            if qa is not None:
+                row["qa_accuracy"] = float(bool(qa.get("correct")))
+            if row:
+                out.append(row)
+        return out
+
+    results: dict[str, Any] = {}
+    paired: dict[str, Any] = {}
+    for policy in cfg.policies:
+        results[policy] = {}
+        for k in cfg.k:
+            entry = {"overall": _aggregate(rows_for(policy, k, records), metrics),
+                     "by_category": {}}
+            for c in cats:
+                sub = [r for r in records if r["category"] == c]
+                entry["by_category"][c] = _aggregate(rows_for(policy, k, sub), metrics)
+            results[policy][str(k)] = entry
+    pm = list(PAIRED_METRICS) + (["qa_accuracy"] if qa_info else [])
+    for policy in cfg.policies:
+        if policy == BASELINE:
+            continue
+        paired[policy] = {}
+        for k in cfg.k:
+            entry = {"overall": {}, "by_category": {}}
+            for scope, subset in [("overall", records)] + [(c, [r for r in records
+                                                                if r["category"] == c])
+                                                           for c in cats]:
+                stats = {}
+                for m in pm:
+                    a, b = [], []
+                    for r in subset:
+                        va = _metric_value(r, policy, k, m)
+                        vb = _metric_value(r, BASELINE, k, m)
+                        if va is not None and vb is not None:
+                            a.append(va)
+                            b.append(vb)
+                    if a:
+                        stats[m] = paired_comparison(a, b, binary=m in BINARY_METRICS,
+                                                     n_boot=cfg.bootstrap, seed=cfg.seed)
+                if scope == "overall":
+                    entry["overall"] = stats
+                else:
+                    entry["by_category"][scope] = stats
+            paired[policy][str(k)] = entry
+    return {
+        "dataset": ds.name,
+        "source": ds.source,
+        "units": ds.unit_kind,
+        "framework": cfg.framework,
+        "native_order": cfg.native_order if cfg.framework in ("plain", "builtin") else None,
+        "embedder": cfg.embedder,
+        "pool": cfg.pool,
+        "k": list(cfg.k),
+        "policies": list(cfg.policies),
+        "baseline": BASELINE,
+        "categories": cats,
+        "n_questions": len(records),
+        "n_scored": len(scored),
+        "n_without_gold": len(records) - len(scored),
+        "mean_pool_size": float(np.mean([r["pool_size"] for r in records])) if records else 0.0,
+        "notes": list(ds.notes),
+        "results": results,
+        "paired": paired,
+        "latency_ms": latency,
+        "qa": qa_info,
+    }
+
+
+def _metric_value(r: dict, policy: str, k: int, metric: str) -> float | None:
+    if metric == "qa_accuracy":
+        qa = r.get("qa", {}).get(policy, {}).get(str(k))
+        return None if qa is None else float(bool(qa.get("correct")))
+    m = r["metrics"].get(policy, {}).get(str(k))
+    return None if m is None else m.get(metric)
+
+
+def _config_dict(cfg: EvalConfig, ds: Dataset, embedder: CachedEmbedder, store) -> dict:
+    d = dataclasses.asdict(cfg)
+    d["k"] = list(cfg.k)
+    d["policies"] = list(cfg.policies)
+    d.update({
+        "dataset_source": ds.source,
+        "dataset_notes": ds.notes,
+        "n_units": len(ds.units),
+        "n_groups": len(ds.groups()),
+        "embedder_name": embedder.name,
+        "embedder_fingerprint": embedder.fingerprint,
+        "embedder_dim": embedder.dim,
+        "store": getattr(store, "name", cfg.framework),
+        "cache_dir": str(_cache_root(cfg)) if _cache_root(cfg) else None,
+        "versions": _versions(),
+        "argv": sys.argv,
+        "cwd": os.getcwd(),
+    })
+    return d

@@ -1,0 +1,222 @@
+"""The built-in plain store: exact search over numpy arrays, one matrix per group, in-process.
+
+Native orders (``native=``):
+
+* ``"dense"`` (default): cosine similarity descending; ties by insertion order.
+* ``"hybrid"``: dense cosine and BM25, each min-max normalised over the group, added with equal
+  weights (the shape of Mem0's combined semantic + keyword score); ties by insertion order.
+
+Every pool carries lazily computed signals for read policies (:class:`PoolSignals`):
+``"dense"`` (P,) cosine, ``"bm25"`` (P,) raw BM25, ``"sparse"`` (P, m) tf-idf rows,
+``"query_sparse"`` (m,), ``"sparse_terms"`` (m column terms), ``"timestamps"`` and
+``"session_ids"`` (lists, length P), ``"texts"`` (list, length P). Nothing is computed unless a
+policy reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from .base import Embedder, MemoryUnit, Pool
+from .cache import encode_with_progress
+from .lexical import LexicalIndex
+
+__all__ = ["PlainStore", "PoolSignals", "NATIVE_ORDERS", "minmax"]
+
+NATIVE_ORDERS = ("dense", "hybrid")
+
+
+def minmax(x: np.ndarray) -> np.ndarray:
+    """``(x - min) / (max - min)``; all zeros when the range is zero.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n,)
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    if not hi > lo:
+        return np.zeros_like(x)
+    return (x - lo) / (hi - lo)
+
+
+class PoolSignals(Mapping):
+    """A read-only mapping whose values are computed on first access and then kept."""
+
+    def __init__(self, producers: dict[str, Callable[[], Any]]):
+        self._producers = dict(producers)
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._values:
+            if key not in self._producers:
+                raise KeyError(key)
+            self._values[key] = self._producers[key]()
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._producers)
+
+    def __len__(self) -> int:
+        return len(self._producers)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._producers
+
+    def computed(self) -> list[str]:
+        """Keys computed so far (what policies actually read)."""
+        return list(self._values)
+
+    def __repr__(self) -> str:
+        return f"<PoolSignals {sorted(self._producers)} computed={sorted(self._values)}>"
+
+
+class _Group:
+    __slots__ = ("rows", "vectors", "texts", "lexical", "uids")
+
+    def __init__(self, rows: np.ndarray, vectors: np.ndarray, texts: list[str], uids: list[str]):
+        self.rows = rows
+        self.vectors = vectors
+        self.texts = texts
+        self.uids = uids
+        self.lexical: LexicalIndex | None = None
+
+
+class PlainStore:
+    """Exact cosine (or hybrid) search per group over float32 numpy arrays.
+
+    Parameters
+    ----------
+    native : {"dense", "hybrid"}
+        The native order (see the module docstring).
+    signals : bool
+        Attach :class:`PoolSignals` to every pool (lazy: free unless read).
+    k1, b : float
+        BM25 parameters.
+    """
+
+    def __init__(self, native: str = "dense", *, signals: bool = True, k1: float = 1.2,
+                 b: float = 0.75):
+        if native not in NATIVE_ORDERS:
+            raise ValueError(f"native order must be one of {NATIVE_ORDERS}, got {native!r}")
+        self.native = native
+        self.name = "plain" if native == "dense" else f"plain-{native}"
+        self.with_signals = bool(signals)
+        self.k1, self.b = float(k1), float(b)
+        self._embedder: Embedder | None = None
+        self._groups: dict[str, _Group] = {}
+        self._units: list[MemoryUnit] = []
+
+    # -- StoreBackend ---------------------------------------------------------------------------
+    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path | None = None,
+              progress: Callable[[int], None] | None = None) -> None:
+        """Embed every unit (through ``embedder``) and index it by group; ``workdir`` is unused."""
+        units = list(units)
+        seen: set[str] = set()
+        for u in units:
+            if u.uid in seen:
+                raise ValueError(f"duplicate unit uid {u.uid!r}")
+            seen.add(u.uid)
+        texts = [u.text for u in units]
+        vecs = encode_with_progress(embedder, texts, progress)
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        if vecs.shape[0] != len(units):
+            raise ValueError(f"embedder returned {vecs.shape[0]} vectors for {len(units)} units")
+        bad = ~np.isfinite(vecs).all(axis=1) | (np.linalg.norm(vecs, axis=1) == 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"embedder gave a zero or non-finite vector for unit {units[i].uid!r}")
+        by_group: dict[str, list[int]] = {}
+        for i, u in enumerate(units):
+            by_group.setdefault(u.group, []).append(i)
+        self._groups = {}
+        for g, rows in by_group.items():
+            r = np.asarray(rows, dtype=np.int64)
+            self._groups[g] = _Group(r, np.ascontiguousarray(vecs[r]), [texts[i] for i in rows],
+                                     [units[i].uid for i in rows])
+        self._units = units
+        self._embedder = embedder
+
+    def _lexical(self, g: _Group) -> LexicalIndex:
+        if g.lexical is None:
+            g.lexical = LexicalIndex(g.texts, k1=self.k1, b=self.b)
+        return g.lexical
+
+    def groups(self) -> list[str]:
+        return list(self._groups)
+
+    def pool(self, group: str, query: str, size: int, *,
+             query_vector: np.ndarray | None = None) -> Pool:
+        """The top ``size`` units of ``group`` for ``query`` in native order.
+
+        ``query_vector`` (shape ``(d,)``) skips embedding the query.
+        """
+        if self._embedder is None:
+            raise RuntimeError("build() the store before asking for pools")
+        if group not in self._groups:
+            raise KeyError(f"no units in group {group!r}")
+        if int(size) < 1:
+            raise ValueError(f"pool size must be >= 1, got {size}")
+        g = self._groups[group]
+        q = (np.asarray(query_vector, dtype=np.float32) if query_vector is not None
+             else np.asarray(self._embedder.encode([query])[0], dtype=np.float32))
+        dense = g.vectors @ q
+        bm25_all: np.ndarray | None = None
+        if self.native == "hybrid":
+            bm25_all = self._lexical(g).bm25(query)
+            scores = minmax(dense) + minmax(bm25_all)
+        else:
+            scores = dense.astype(np.float64)
+        order = np.argsort(-scores, kind="stable")[: int(size)]
+        pool = Pool(
+            uids=[g.uids[i] for i in order],
+            vectors=g.vectors[order],
+            query_vector=q,
+            native_scores=scores[order],
+        )
+        if self.with_signals:
+            pool.signals = self._signals(g, order, query, dense, bm25_all)
+        return pool
+
+    def _signals(self, g: _Group, order: np.ndarray, query: str, dense: np.ndarray,
+                 bm25_all: np.ndarray | None) -> PoolSignals:
+        state: dict[str, Any] = {}
+
+        def bm25():
+            full = bm25_all if bm25_all is not None else self._lexical(g).bm25(query)
+            return full[order]
+
+        def tfidf():
+            if "tfidf" not in state:
+                state["tfidf"] = self._lexical(g).tfidf(order, query)
+            return state["tfidf"]
+
+        units = self._units
+        return PoolSignals({
+            "dense": lambda: dense[order].astype(np.float64),
+            "bm25": bm25,
+            "sparse": lambda: tfidf()[0],
+            "query_sparse": lambda: tfidf()[1],
+            "sparse_terms": lambda: tfidf()[2],
+            "timestamps": lambda: [units[g.rows[i]].timestamp for i in order],
+            "session_ids": lambda: [units[g.rows[i]].session_id for i in order],
+            "texts": lambda: [g.texts[i] for i in order],
+        })
+
+    def close(self) -> None:
+        self._groups = {}
+        self._units = []
+        self._embedder = None
+
+    def __repr__(self) -> str:
+        return f"<PlainStore native={self.native!r} groups={len(self._groups)}>"
