@@ -500,3 +500,37 @@ def test_real_lightmem(tmp_path, minilm_path, locomo0):
     unsafe["embedding_retriever"]["configs"]["on_disk"] = False
     with pytest.raises(StoreDeletionError):
         MemPursuitLightMemory.from_config(unsafe)
+
+
+def test_real_lightmem_eval_backend(tmp_path, minilm_path, locomo0):
+    _import_lightmem()
+    from mempursuit_core.embed import get_embedder
+    from mempursuit_core.eval.base import MemoryUnit
+    from mempursuit_core.eval.runner import build_backend
+    from mempursuit_lightmem.eval_backend import LightMemBackend
+
+    backend = build_backend("lightmem")
+    assert isinstance(backend, LightMemBackend)
+    embedder = get_embedder(f"st:{minilm_path}")
+    entries = locomo0[0]
+    units = [MemoryUnit(uid=f"{g}/{i}", text=e["memory"], group=g, session_id=str(e["topic_id"]),
+                        timestamp=e["time_stamp"], speaker=e["speaker_name"])
+             for g, part in (("conv-a", entries[:70]), ("conv-b", entries[70:120]))
+             for i, e in enumerate(part)]
+    done = []
+    backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
+    assert sum(done) == len(units)
+    q = questions(locomo0[1])[0]
+    pool = backend.pool("conv-a", q, 40)
+    assert len(pool.uids) == 40 and all(u.startswith("conv-a/") for u in pool.uids)
+    assert np.allclose(pool.vectors, embedder.encode(pool.signals["texts"]), atol=1e-5)
+    assert np.all(np.diff(pool.native_scores) <= 1e-9)
+    qv = embedder.encode([q])[0]
+    again = backend.pool("conv-a", q, 40, query_vector=qv)
+    assert again.uids == pool.uids
+    # the pool is LightMem's own retrieve order
+    memory = backend._memories["conv-a"]
+    texts = [s.split(" ", 2)[2] for s in memory.retrieve(q, limit=40)]
+    assert texts == pool.signals["texts"]
+    assert len(backend.pool("conv-b", q, 200).uids) == 50
+    backend.close()

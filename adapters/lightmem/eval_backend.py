@@ -1,0 +1,203 @@
+"""A real LightMem store for ``mempursuit eval --framework lightmem`` (a ``StoreBackend``).
+
+Needs LightMem itself (installed from its git repository).
+
+* ``build``: one Qdrant collection per group (LightMem's retrieval has no user scoping), in one
+  local Qdrant directory under ``workdir``, each written by LightMem's own
+  ``LightMemory.offline_update`` from one ``MemoryEntry`` per unit (``memory = unit.text``,
+  ``time_stamp`` / ``float_time_stamp`` / ``weekday`` from ``unit.timestamp``,
+  ``speaker_name = unit.speaker``). The harness's embedder is LightMem's text embedder here (its
+  vectors are computed in batches first, then handed to ``offline_update``), so stored and
+  query vectors are the harness's vectors.
+* ``pool``: :meth:`mempursuit_lightmem.MemPursuitLightMemory.pool`, i.e. the Qdrant query
+  ``LightMemory.retrieve`` runs, with ``limit = size`` and the stored vectors.
+
+The ``LightMemory`` instances are assembled from LightMem's own factories (text embedder and
+Qdrant retriever) instead of ``LightMemory.__init__``, which also builds an LLM client and
+downloads a tiktoken encoding; neither is used by writing entries or retrieving.
+
+Signals: ``dense`` (Qdrant's cosine scores), ``texts``, ``timestamps``, ``session_ids``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool
+
+from .adapter import MemPursuitLightMemory
+
+__all__ = ["HarnessTextEmbedder", "LightMemBackend"]
+
+_UID_NAMESPACE = uuid.UUID("3b0c7e52-8f43-4c55-9d1e-6c696768746d")
+
+
+class HarnessTextEmbedder:
+    """A harness :class:`Embedder` with LightMem's text-embedder surface (``embed(text)``).
+
+    ``prefill(texts, vectors)`` stores vectors computed in a batch; ``embed`` returns them
+    (and computes anything else one text at a time).
+    """
+
+    def __init__(self, embedder: Embedder):
+        self.embedder = embedder
+        self._cache: dict[str, np.ndarray] = {}
+        self.total_calls = 0
+
+    def prefill(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        for text, vec in zip(texts, np.asarray(vectors, dtype=np.float32)):
+            self._cache[text] = vec
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+    def embed(self, text: str) -> list:
+        self.total_calls += 1
+        vec = self._cache.get(text)
+        if vec is None:
+            vec = np.asarray(self.embedder.encode([text]), dtype=np.float32)[0]
+        return vec.tolist()
+
+    def get_stats(self) -> dict:
+        return {"total_calls": self.total_calls, "total_tokens": None}
+
+
+def _parse_time(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+class LightMemBackend:
+    """LightMem (local Qdrant through its own classes) as an evaluation store.
+
+    Parameters
+    ----------
+    batch_size : int
+        Units embedded per batch before ``offline_update``.
+    native : str, optional
+        Only LightMem's own (dense cosine) order exists: ``"dense"`` or ``"lightmem"``.
+    """
+
+    def __init__(self, *, batch_size: int = 256, native: str | None = None):
+        if native not in (None, "dense", "lightmem"):
+            raise ValueError(f"the lightmem backend's native order is LightMem's dense search; "
+                             f"got native={native!r}")
+        self.batch_size = int(batch_size)
+        self.name = "lightmem"
+        self._client = None
+        self._memories: dict[str, Any] = {}
+        self._units: dict[str, MemoryUnit] = {}
+        self._uid_of: dict[str, str] = {}
+        self._text_embedder: HarnessTextEmbedder | None = None
+
+    @staticmethod
+    def collection_name(group: str) -> str:
+        return "g_" + hashlib.sha1(group.encode("utf-8")).hexdigest()[:20]
+
+    def _open(self, group: str, dim: int, path: Path):
+        from lightmem.configs.base import BaseMemoryConfigs
+        from lightmem.configs.logging.utils import get_logger
+        from lightmem.factory.retriever.embeddingretriever.factory import (
+            EmbeddingRetrieverFactory,
+        )
+        from lightmem.memory.lightmem import LightMemory
+
+        config = BaseMemoryConfigs(
+            index_strategy="embedding", retrieve_strategy="embedding",
+            embedding_retriever={"model_name": "qdrant", "configs": {
+                "collection_name": self.collection_name(group), "embedding_model_dims": dim,
+                "client": self._client, "path": str(path), "on_disk": True}},
+        )
+        memory = LightMemory.__new__(LightMemory)
+        memory.config = config
+        memory.logger = get_logger("LightMemory")
+        memory.token_stats = {}
+        memory.retrieve_strategy = config.retrieve_strategy
+        memory.text_embedder = self._text_embedder
+        memory.embedding_retriever = EmbeddingRetrieverFactory.from_config(
+            config.embedding_retriever)
+        return memory
+
+    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
+              progress: Callable[[int], None] | None = None) -> None:
+        from lightmem.memory.utils import MemoryEntry
+        from qdrant_client import QdrantClient
+
+        path = Path(workdir) / "lightmem_qdrant"
+        if path.exists() and any(path.iterdir()):
+            raise ValueError(f"{path} is not empty; use a fresh workdir")
+        self._client = QdrantClient(path=str(path))
+        self._text_embedder = HarnessTextEmbedder(embedder)
+        dim = int(embedder.dim)
+        by_group: dict[str, list[MemoryUnit]] = {}
+        for unit in units:
+            if unit.uid in self._units:
+                raise ValueError(f"duplicate unit uid {unit.uid!r}")
+            self._units[unit.uid] = unit
+            by_group.setdefault(unit.group, []).append(unit)
+        for group, members in by_group.items():
+            memory = self._memories[group] = self._open(group, dim, path)
+            for start in range(0, len(members), self.batch_size):
+                chunk = members[start:start + self.batch_size]
+                texts = [u.text for u in chunk]
+                self._text_embedder.prefill(texts, embedder.encode(texts))
+                entries = []
+                for u in chunk:
+                    when = _parse_time(u.timestamp)
+                    entries.append(MemoryEntry(
+                        id=str(uuid.uuid5(_UID_NAMESPACE, u.uid)),
+                        time_stamp=when.isoformat(timespec="milliseconds") if when else "",
+                        float_time_stamp=when.timestamp() if when else 0,
+                        weekday=when.strftime("%a") if when else "",
+                        memory=u.text, original_memory=u.text,
+                        speaker_name=u.speaker or "", speaker_id=u.speaker or "",
+                    ))
+                memory.offline_update(entries)
+                for u, e in zip(chunk, entries):  # offline_update may re-id a clashing entry
+                    self._uid_of[str(e.id)] = u.uid
+                self._text_embedder.clear()
+                if progress is not None:
+                    progress(len(chunk))
+
+    def pool(self, group: str, query: str, size: int, *,
+             query_vector: np.ndarray | None = None) -> Pool:
+        """LightMem's native top-``size`` within ``group``, with stored vectors."""
+        if self._text_embedder is None:
+            raise RuntimeError("build() the store before asking for pools")
+        if int(size) < 1:
+            raise ValueError(f"pool size must be >= 1, got {size}")
+        memory = self._memories.get(group)
+        if memory is None:
+            raise KeyError(f"unknown group {group!r}")
+        if query_vector is not None:
+            self._text_embedder.prefill([query], np.asarray(query_vector)[None, :])
+        try:
+            pool = MemPursuitLightMemory(memory, policy="native", fallback=False).pool(
+                query, size=int(size))
+        finally:
+            self._text_embedder.clear()
+        uids = [self._uid_of[str(i)] for i in pool.ids]
+        units = self._units
+        return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
+                    native_scores=pool.scores, signals={
+                        "dense": pool.scores,
+                        "texts": [units[u].text for u in uids],
+                        "timestamps": [units[u].timestamp for u in uids],
+                        "session_ids": [units[u].session_id for u in uids],
+                    })
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        self._memories.clear()
+        if client is not None:
+            client.close()
