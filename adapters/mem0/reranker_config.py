@@ -1,0 +1,44 @@
+"""The ``"mempursuit"`` reranker provider's config class (imports only Mem0's config base)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from mem0.configs.rerankers.base import BaseRerankerConfig
+from pydantic import ConfigDict, Field, model_validator
+
+from .settings import DEFAULT_POLICY, DEFAULT_POOL, MemPursuitSettings
+
+__all__ = ["MemPursuitRerankerConfig"]
+
+
+class MemPursuitRerankerConfig(BaseRerankerConfig):
+    """``{"reranker": {"provider": "mempursuit", "config": {...}}}``.
+
+    ``k`` (budget, default: the search's ``top_k``), ``pool`` (P, default 200), ``policy``
+    (a selector name, default ``"mempursuit"``), ``policy_options`` (selector keyword options).
+    ``top_k`` (Mem0's common reranker field) is accepted as an alias of ``k``. Unknown keys are
+    an error, unlike Mem0's own reranker configs, so a typo cannot silently change the policy.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: Optional[int] = Field(default=None, description="Budget K (default: the search's top_k)")
+    pool: int = Field(default=DEFAULT_POOL, description="Pool size P ranked by Mem0")
+    policy: str = Field(default=DEFAULT_POLICY, description="Selector name")
+    policy_options: Dict[str, Any] = Field(default_factory=dict, description="Selector options")
+
+    @model_validator(mode="after")
+    def _check(self) -> "MemPursuitRerankerConfig":
+        if self.k is not None and self.top_k is not None and self.k != self.top_k:
+            raise ValueError(f"k={self.k} and top_k={self.top_k} disagree; set only k")
+        self.to_settings()  # validates ranges and the policy's type
+        return self
+
+    def to_settings(self) -> MemPursuitSettings:
+        return MemPursuitSettings(
+            k=self.k if self.k is not None else self.top_k,
+            pool=self.pool,
+            policy=self.policy,
+            policy_options=dict(self.policy_options),
+        )

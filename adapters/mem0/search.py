@@ -1,0 +1,596 @@
+"""Bind a read policy to a Mem0 ``Memory`` / ``AsyncMemory``: the search path of the adapter.
+
+How a bound search runs (``Memory.search`` itself is untouched; only the retrieval step it
+calls, ``_search_vector_store``, is wrapped on the instance):
+
+1. Mem0's own ``_search_vector_store`` runs with ``limit = P`` (the pool size) and
+   ``explain=True``: Mem0 embeds the query, applies filters, user / agent / run scoping,
+   expiry and the threshold, adds its BM25 and entity signals where it has them, and returns
+   its combined-score order. That list is the pool, in Mem0's native order.
+2. The query embedding is the one Mem0 computed: the embedder's ``embed`` is wrapped once on
+   the instance and hands the vector of the ``embed(query, "search")`` call back to the
+   search that triggered it (a context variable, so threads and asyncio tasks don't mix).
+3. The pool's **stored** vectors are read back from the vector store by memory id
+   (:mod:`mempursuit_mem0.stores`). Nothing stored is ever re-embedded.
+4. The selector (``mempursuit_core.get_selector(policy)``) picks ``K`` pool positions; the
+   result is those pool items in that order, in Mem0's result format, each with
+   ``metadata["mempursuit"] = {"policy", "step", "weight", "native_rank", "pool_size"}``.
+
+Anything that fails in steps 2-4 (a missing vector, a store without vector access, a changed
+Mem0 internal, a selector error) logs a warning with the reason and returns what Mem0's
+native search returns for the caller's own arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MethodType
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .settings import MemPursuitSettings
+from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
+
+__all__ = [
+    "AdapterError",
+    "PursuitBinding",
+    "SearchTrace",
+    "bind",
+    "unbind",
+    "get_binding",
+    "wrap",
+    "collect_pool",
+    "PreparedPool",
+    "META_KEY",
+]
+
+logger = logging.getLogger("mempursuit_mem0")
+
+#: Key of the per-item annotation in a result's ``metadata``.
+META_KEY = "mempursuit"
+
+_BINDING_ATTR = "_mempursuit_binding"
+_EMBED_MARK = "_mempursuit_capturing_embed"
+
+
+class AdapterError(RuntimeError):
+    """Something the adapter needs from Mem0 is missing or malformed."""
+
+
+# ------------------------------------------------------------------ query-embedding capture
+
+
+class _Capture:
+    __slots__ = ("query", "vector", "calls")
+
+    def __init__(self, query: str):
+        self.query = query
+        self.vector: Any = None
+        self.calls = 0
+
+
+_CAPTURE: contextvars.ContextVar[_Capture | None] = contextvars.ContextVar(
+    "mempursuit_mem0_capture", default=None
+)
+
+
+def _ensure_capturing(embedder: Any) -> None:
+    """Wrap ``embedder.embed`` (on the instance, once) so a bound search sees the query vector.
+
+    The wrapper calls the original and returns its result unchanged; inside a bound search it
+    also keeps the vector of ``embed(query, "search")``. ``asyncio.to_thread`` copies the
+    context, so Mem0's async path is covered too.
+    """
+    if getattr(embedder, _EMBED_MARK, False):
+        return
+    original = embedder.embed
+
+    @functools.wraps(original)
+    def embed(text, memory_action=None, *args, **kwargs):
+        out = original(text, memory_action, *args, **kwargs)
+        cap = _CAPTURE.get()
+        if cap is not None and memory_action == "search" and text == cap.query:
+            cap.calls += 1
+            if cap.vector is None:
+                cap.vector = out
+        return out
+
+    embedder.embed = embed
+    setattr(embedder, _EMBED_MARK, True)
+
+
+# ------------------------------------------------------------------ signals
+
+
+class _LazySignals(Mapping):
+    """Per-pool signals for selectors; expensive entries are built on first access."""
+
+    def __init__(self, eager: dict[str, Any], lazy: dict[str, Callable[[], Any]]):
+        self._values = dict(eager)
+        self._lazy = dict(lazy)
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._values:
+            return self._values[key]
+        if key in self._lazy:
+            value = self._lazy.pop(key)()
+            self._values[key] = value
+            return value
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._values
+        yield from list(self._lazy)
+
+    def __len__(self) -> int:
+        return len(self._values) + len(self._lazy)
+
+    def __repr__(self) -> str:
+        return f"<signals {sorted(self)}>"
+
+
+def _sparse_features(stored: StoredVectors, query_sparse) -> dict[str, np.ndarray]:
+    """Dense ``(P, m)`` BM25 features over the pool's vocabulary, plus the query's ``(m,)``."""
+    pairs = stored.sparse or []
+    vocab_parts = [p[0] for p in pairs if p is not None]
+    if query_sparse is not None:
+        vocab_parts.append(query_sparse[0])
+    vocab = np.unique(np.concatenate(vocab_parts)) if vocab_parts else np.zeros(0, np.int64)
+    X = np.zeros((len(pairs), vocab.size), dtype=np.float32)
+    for row, pair in enumerate(pairs):
+        if pair is not None and pair[0].size:
+            X[row, np.searchsorted(vocab, pair[0])] = pair[1]
+    qv = np.zeros(vocab.size, dtype=np.float32)
+    if query_sparse is not None and query_sparse[0].size:
+        qv[np.searchsorted(vocab, query_sparse[0])] = query_sparse[1]
+    return {"sparse": X, "query_sparse": qv, "sparse_terms": vocab}
+
+
+def _query_sparse(vector_store: Any, query: str):
+    """The query's BM25 sparse vector as Mem0's Qdrant store encodes it (or None)."""
+    encode = getattr(vector_store, "_encode_bm25", None)
+    if encode is None:
+        return None
+    from mem0.utils.lemmatization import lemmatize_for_bm25
+
+    vec = encode(lemmatize_for_bm25(query))
+    if vec is None:
+        return None
+    return (np.asarray(vec.indices, dtype=np.int64), np.asarray(vec.values, dtype=np.float32))
+
+
+# ------------------------------------------------------------------ trace
+
+
+@dataclass
+class SearchTrace:
+    """What the last bound search on this thread did (for benchmarks and debugging).
+
+    ``timings`` (seconds): ``pool`` = Mem0's own retrieval of P candidates (query embedding,
+    vector search, scoring), ``fetch`` = reading the pool's stored vectors, ``select`` = the
+    policy. ``fallback`` holds the reason when the native result was returned instead.
+    """
+
+    policy: str
+    k: int
+    pool_size: int = 0
+    pool_ids: list[str] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    fallback: str | None = None
+    query_embed_calls: int = 0
+
+
+# ------------------------------------------------------------------ the binding
+
+
+_REQUIRED_PARAMS = ("query", "filters", "limit")
+
+
+class PursuitBinding:
+    """A read policy bound to one Mem0 memory instance (created by :func:`bind`)."""
+
+    def __init__(self, settings: MemPursuitSettings):
+        from mempursuit_core.selectors import get_selector
+
+        self.settings = settings
+        # Built now so that a bad policy name or option fails at configuration time.
+        self.selector = get_selector(settings.policy, **settings.policy_options)
+        self.policy = settings.policy
+        self.active = True
+        self.inactive_reason: str | None = None
+        self._local = threading.local()
+        self._signatures: dict[Any, inspect.Signature] = {}
+        self.is_async = False
+
+    def __repr__(self) -> str:
+        s = self.settings
+        state = "active" if self.active else f"inactive: {self.inactive_reason}"
+        return f"<PursuitBinding policy={s.policy!r} k={s.k} pool={s.pool} ({state})>"
+
+    @property
+    def last_trace(self) -> SearchTrace | None:
+        """The trace of the last bound search run on the calling thread."""
+        return getattr(self._local, "trace", None)
+
+    # -------------------------------------------------------------- installation
+
+    def _install(self, memory: Any) -> None:
+        cls_method = getattr(type(memory), "_search_vector_store", None)
+        if cls_method is None or not callable(cls_method):
+            self._deactivate(
+                "this Mem0 version has no Memory._search_vector_store (a changed internal)"
+            )
+            return
+        try:
+            sig = inspect.signature(cls_method)
+        except (TypeError, ValueError) as exc:
+            self._deactivate(f"cannot read the signature of _search_vector_store: {exc}")
+            return
+        missing = [p for p in _REQUIRED_PARAMS if p not in sig.parameters]
+        if missing:
+            self._deactivate(
+                f"Memory._search_vector_store no longer takes {missing} (a changed internal)"
+            )
+            return
+        try:
+            _reader_for(memory.vector_store)
+        except VectorAccessError as exc:
+            self._deactivate(str(exc))
+            return
+        if not hasattr(memory, "embedding_model") or not callable(
+            getattr(memory.embedding_model, "embed", None)
+        ):
+            self._deactivate("the memory has no embedding_model.embed (a changed internal)")
+            return
+        self._signatures = {cls_method: sig}
+        self.is_async = inspect.iscoroutinefunction(cls_method)
+        _ensure_capturing(memory.embedding_model)
+        impl = _search_async if self.is_async else _search_sync
+        memory._search_vector_store = MethodType(impl, memory)
+
+    def _deactivate(self, reason: str) -> None:
+        self.active = False
+        self.inactive_reason = reason
+        logger.warning(
+            "mempursuit: %s; searches on this memory keep Mem0's native results", reason
+        )
+
+    # -------------------------------------------------------------- per search
+
+    @staticmethod
+    def _original(memory):
+        """Mem0's retrieval step, looked up on the class at call time (so instrumentation that
+        patches Mem0's class is honoured)."""
+        return type(memory)._search_vector_store
+
+    def _signature(self, fn) -> inspect.Signature:
+        sig = self._signatures.get(fn)
+        if sig is None:
+            sig = inspect.signature(fn)
+            missing = [p for p in _REQUIRED_PARAMS if p not in sig.parameters]
+            if missing:
+                raise AdapterError(f"Memory._search_vector_store no longer takes {missing}")
+            self._signatures[fn] = sig
+        return sig
+
+    def _plan(self, memory, query, filters, limit, args, kwargs):
+        """Bound arguments for the pool call, the caller's explain flag, K and P."""
+        ba = self._signature(self._original(memory)).bind(memory, query, filters, limit, *args, **kwargs)
+        ba.apply_defaults()
+        explain = bool(ba.arguments.get("explain", False))
+        k = self.settings.budget(int(limit))
+        p = self.settings.pool_size(k)
+        ba.arguments["limit"] = p
+        if "explain" in ba.arguments:
+            ba.arguments["explain"] = True  # per-item semantic / BM25 / entity scores
+        return ba, explain, k, p
+
+    def _warn_fallback(self, trace: SearchTrace, reason: str) -> None:
+        trace.fallback = reason
+        logger.warning("mempursuit: returning Mem0's native result: %s", reason)
+
+    def _reorder(
+        self, memory, query: str, pool: list, k: int, p: int, cap: _Capture, explain: bool,
+        trace: SearchTrace,
+    ) -> list:
+        trace.pool_size = len(pool) if isinstance(pool, list) else 0
+        prepared = _prepare(memory, query, pool, cap, trace)
+        if prepared is None:
+            return []
+        t0 = time.perf_counter()
+        sel = self.selector.select(
+            prepared.query_vector, prepared.vectors, k,
+            native_scores=prepared.native_scores, signals=prepared.signals,
+        )
+        trace.timings["select"] = time.perf_counter() - t0
+
+        order = np.asarray(sel.order).reshape(-1)
+        if order.size and (
+            not np.issubdtype(order.dtype, np.integer)
+            or order.min() < 0
+            or order.max() >= len(pool)
+            or np.unique(order).size != order.size
+        ):
+            raise AdapterError(
+                f"policy {self.policy!r} returned an invalid order {order[:20].tolist()} for a "
+                f"pool of {len(pool)}"
+            )
+        if order.size > k:
+            raise AdapterError(f"policy {self.policy!r} returned {order.size} items for K={k}")
+        weights = None if sel.weights is None else np.asarray(sel.weights, dtype=np.float64)
+        trace.order = order.tolist()
+
+        out = []
+        for step, pos in enumerate(order.tolist()):
+            item = pool[pos]
+            meta = dict(item.get("metadata") or {})
+            meta[META_KEY] = {
+                "policy": self.policy,
+                "step": step + 1,
+                "weight": None if weights is None else float(weights[step]),
+                "native_rank": pos + 1,
+                "pool_size": len(pool),
+            }
+            item["metadata"] = meta
+            if not explain:
+                item.pop("score_details", None)
+            out.append(item)
+        return out
+
+@dataclass
+class PreparedPool:
+    """Mem0's pool for one query, ready for a selector.
+
+    Attributes
+    ----------
+    items : list of dict, length P
+        Mem0's result dicts in Mem0's native (combined-score) order.
+    ids : list of str, length P
+    vectors : ndarray of float32, shape (P, d)
+        The stored vectors of ``ids``, read from the vector store.
+    query_vector : ndarray of float64, shape (d,)
+        The query embedding Mem0 computed.
+    native_scores : ndarray of float64, shape (P,)
+        Mem0's combined scores.
+    signals : Mapping
+        ``dense`` (semantic score), ``bm25`` and ``entity`` (Mem0's normalised keyword score and
+        entity boost; zeros where Mem0 has none), ``timestamps`` (``created_at``), ``texts``,
+        and, when Mem0's Qdrant store keeps BM25 sparse vectors, ``sparse`` (P, m) over the
+        pool's vocabulary, ``query_sparse`` (m,) and ``sparse_terms`` (m token ids).
+    """
+
+    items: list
+    ids: list[str]
+    vectors: np.ndarray
+    query_vector: np.ndarray
+    native_scores: np.ndarray
+    signals: Mapping
+
+
+def _prepare(memory, query: str, pool: list, cap: _Capture, trace: SearchTrace | None = None):
+    """Stored vectors, query vector, scores and signals for Mem0's pool (None when empty)."""
+    if not isinstance(pool, list):
+        raise AdapterError(f"Mem0 returned a {type(pool).__name__} pool, expected a list")
+    if not pool:
+        return None
+    ids = []
+    for item in pool:
+        if not isinstance(item, dict) or "id" not in item:
+            raise AdapterError("a pool item is not a Mem0 result dict with an 'id'")
+        ids.append(str(item["id"]))
+    if trace is not None:
+        trace.pool_ids = ids
+    if len(set(ids)) != len(ids):
+        raise AdapterError("Mem0's pool holds the same memory id twice")
+    if cap.vector is None:
+        raise AdapterError(
+            "the query embedding Mem0 computed was not seen (embedding_model.embed(query, "
+            "'search') was not called on the wrapped embedder)"
+        )
+    q = np.asarray(cap.vector, dtype=np.float64).reshape(-1)
+    t0 = time.perf_counter()
+    stored = fetch_stored_vectors(memory.vector_store, ids)
+    if trace is not None:
+        trace.timings["fetch"] = time.perf_counter() - t0
+    if stored.dense.shape[1] != q.shape[0]:
+        raise AdapterError(
+            f"stored vectors have d={stored.dense.shape[1]} but the query embedding has "
+            f"d={q.shape[0]}"
+        )
+    native_scores = np.array([float(item.get("score") or 0.0) for item in pool], dtype=np.float64)
+    signals = _pool_signals(memory, query, pool, stored)
+    return PreparedPool(pool, ids, stored.dense, q, native_scores, signals)
+
+
+def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapping:
+    details = [item.get("score_details") for item in pool]
+    eager: dict[str, Any] = {}
+    if all(isinstance(d, dict) for d in details):
+        for key, name in (("semantic_score", "dense"), ("bm25_score", "bm25"), ("entity_boost", "entity")):
+            eager[name] = np.array([float(d.get(key) or 0.0) for d in details], dtype=np.float64)
+    lazy: dict[str, Callable[[], Any]] = {
+        "timestamps": lambda: [item.get("created_at") for item in pool],
+        "texts": lambda: [item.get("memory") for item in pool],
+    }
+    if stored.sparse is not None and any(s is not None for s in stored.sparse):
+        cache: dict[str, Any] = {}
+
+        def getter(key: str) -> Callable[[], Any]:
+            def get():
+                if not cache:
+                    cache.update(_sparse_features(stored, _query_sparse(memory.vector_store, query)))
+                return cache[key]
+
+            return get
+
+        for key in ("sparse", "query_sparse", "sparse_terms"):
+            lazy[key] = getter(key)
+    return _LazySignals(eager, lazy)
+
+
+def collect_pool(
+    memory: Any, query: str, filters: Mapping[str, Any], size: int, *, threshold: float = 0.1,
+    show_expired: bool = False,
+) -> PreparedPool | None:
+    """Mem0's native pool of ``size`` for ``query``, with stored vectors and the query vector.
+
+    Runs Mem0's own retrieval step (``Memory._search_vector_store``, what ``search`` calls)
+    with ``limit=size``, so filters, scoping, expiry and ``threshold`` are Mem0's; reads the
+    pool's stored vectors from the vector store. Works on bound and unbound sync memories.
+    Raises instead of falling back (this is for evaluation and benchmarks).
+
+    Returns
+    -------
+    PreparedPool or None
+        None when Mem0 finds nothing.
+    """
+    original = getattr(type(memory), "_search_vector_store")
+    if inspect.iscoroutinefunction(original):
+        raise TypeError("collect_pool needs a sync mem0.Memory (AsyncMemory: use search())")
+    _ensure_capturing(memory.embedding_model)
+    cap = _Capture(query)
+    token = _CAPTURE.set(cap)
+    try:
+        pool = original(memory, query, dict(filters), int(size), threshold, explain=True,
+                        show_expired=show_expired)
+    finally:
+        _CAPTURE.reset(token)
+    return _prepare(memory, query, pool, cap)
+
+
+def _native_call(binding: PursuitBinding, memory, query, filters, limit, args, kwargs):
+    return binding._original(memory)(memory, query, filters, limit, *args, **kwargs)
+
+
+def _search_sync(memory, query, filters, limit, *args, **kwargs):
+    binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
+    trace = SearchTrace(policy=binding.policy, k=int(limit))
+    binding._local.trace = trace
+    try:
+        ba, explain, k, p = binding._plan(memory, query, filters, limit, args, kwargs)
+    except Exception as exc:  # a changed call convention
+        binding._warn_fallback(trace, f"cannot map Mem0's search arguments: {exc}")
+        return _native_call(binding, memory, query, filters, limit, args, kwargs)
+    trace.k = k
+    _ensure_capturing(memory.embedding_model)
+    cap = _Capture(query)
+    token = _CAPTURE.set(cap)
+    t0 = time.perf_counter()
+    try:
+        pool = binding._original(memory)(*ba.args, **ba.kwargs)
+    except Exception as exc:
+        _CAPTURE.reset(token)
+        binding._warn_fallback(trace, f"Mem0's search for a pool of {p} failed: {exc!r}")
+        return _native_call(binding, memory, query, filters, limit, args, kwargs)
+    _CAPTURE.reset(token)
+    trace.timings["pool"] = time.perf_counter() - t0
+    trace.query_embed_calls = cap.calls
+    try:
+        return binding._reorder(memory, query, pool, k, p, cap, explain, trace)
+    except Exception as exc:
+        binding._warn_fallback(trace, f"{type(exc).__name__}: {exc}")
+        return _native_call(binding, memory, query, filters, limit, args, kwargs)
+
+
+async def _search_async(memory, query, filters, limit, *args, **kwargs):
+    binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
+    trace = SearchTrace(policy=binding.policy, k=int(limit))
+    binding._local.trace = trace
+    try:
+        ba, explain, k, p = binding._plan(memory, query, filters, limit, args, kwargs)
+    except Exception as exc:
+        binding._warn_fallback(trace, f"cannot map Mem0's search arguments: {exc}")
+        return await _native_call(binding, memory, query, filters, limit, args, kwargs)
+    trace.k = k
+    _ensure_capturing(memory.embedding_model)
+    cap = _Capture(query)
+    token = _CAPTURE.set(cap)
+    t0 = time.perf_counter()
+    try:
+        pool = await binding._original(memory)(*ba.args, **ba.kwargs)
+    except Exception as exc:
+        _CAPTURE.reset(token)
+        binding._warn_fallback(trace, f"Mem0's search for a pool of {p} failed: {exc!r}")
+        return await _native_call(binding, memory, query, filters, limit, args, kwargs)
+    _CAPTURE.reset(token)
+    trace.timings["pool"] = time.perf_counter() - t0
+    trace.query_embed_calls = cap.calls
+    try:
+        # Vector reads may hit a server; keep the event loop free as Mem0 does.
+        out = await asyncio.to_thread(
+            binding._reorder, memory, query, pool, k, p, cap, explain, trace
+        )
+        binding._local.trace = trace
+        return out
+    except Exception as exc:
+        binding._warn_fallback(trace, f"{type(exc).__name__}: {exc}")
+        return await _native_call(binding, memory, query, filters, limit, args, kwargs)
+
+
+# ------------------------------------------------------------------ public entry points
+
+
+def _as_settings(settings: MemPursuitSettings | Mapping | None, options: dict) -> MemPursuitSettings:
+    if settings is not None and options:
+        raise TypeError("pass either a settings object / dict or keyword options, not both")
+    if isinstance(settings, MemPursuitSettings):
+        return settings
+    if settings is None:
+        return MemPursuitSettings.from_mapping(options)
+    if isinstance(settings, Mapping):
+        return MemPursuitSettings.from_mapping(settings)
+    raise TypeError(f"settings must be MemPursuitSettings or a dict, got {type(settings).__name__}")
+
+
+def bind(memory: Any, settings: MemPursuitSettings | Mapping | None = None, **options) -> PursuitBinding:
+    """Bind a read policy to a Mem0 ``Memory`` or ``AsyncMemory`` instance (rebinding replaces).
+
+    Parameters
+    ----------
+    memory : mem0.Memory or mem0.AsyncMemory
+    settings : MemPursuitSettings or dict, optional
+        Or the same as keyword options: ``k``, ``pool``, ``policy``, ``policy_options``.
+
+    Returns
+    -------
+    PursuitBinding
+        Inactive (with a logged warning) when the store's vectors cannot be read or Mem0's
+        internals differ from what the adapter knows; the memory then searches natively.
+    """
+    binding = PursuitBinding(_as_settings(settings, options))
+    unbind(memory)
+    setattr(memory, _BINDING_ATTR, binding)
+    binding._install(memory)
+    return binding
+
+
+def unbind(memory: Any) -> None:
+    """Remove a binding: the memory searches natively again."""
+    if getattr(memory, _BINDING_ATTR, None) is not None:
+        setattr(memory, _BINDING_ATTR, None)
+    if "_search_vector_store" in vars(memory):
+        del memory._search_vector_store
+
+
+def get_binding(memory: Any) -> PursuitBinding | None:
+    """The binding of a memory, or None."""
+    return getattr(memory, _BINDING_ATTR, None)
+
+
+def wrap(memory: Any, settings: MemPursuitSettings | Mapping | None = None, **options) -> Any:
+    """One line of code: ``memory = mempursuit_mem0.wrap(memory, k=10, pool=200)``.
+
+    Binds (see :func:`bind`) and returns the same memory object.
+    """
+    bind(memory, settings, **options)
+    return memory

@@ -1,0 +1,78 @@
+"""The adapter's settings: budget, pool size and read policy (no Mem0 import here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+__all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY"]
+
+DEFAULT_POOL = 200
+DEFAULT_POLICY = "mempursuit"
+
+
+def _positive_int(name: str, value: Any, *, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class MemPursuitSettings:
+    """How a bound Mem0 ``Memory`` reads.
+
+    Parameters
+    ----------
+    k : int or None, default None
+        Budget ``K``: how many memories a search returns. ``None`` uses the caller's ``top_k``;
+        otherwise ``min(k, top_k)``.
+    pool : int, default 200
+        ``P``: how many candidates Mem0 ranks (with its own combined score, filters and
+        threshold) before the policy reorders them. Raised to ``K`` when smaller.
+    policy : str, default "mempursuit"
+        A registered selector name (``mempursuit_core.list_selectors()``): ``native`` (Mem0's
+        own order, the "w/o" baseline), ``mempursuit``, ``mempursuit-adaptive``, ``mmr`` or any
+        plugin's.
+    policy_options : dict
+        Keyword options for the selector factory (e.g. ``{"ridge": 1e-8}`` or ``{"lam": 0.7}``).
+    """
+
+    k: int | None = None
+    pool: int = DEFAULT_POOL
+    policy: str = DEFAULT_POLICY
+    policy_options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _positive_int("k", self.k, allow_none=True)
+        _positive_int("pool", self.pool)
+        if not isinstance(self.policy, str) or not self.policy:
+            raise TypeError(f"policy must be a selector name (str), got {self.policy!r}")
+        if not isinstance(self.policy_options, Mapping):
+            raise TypeError(
+                f"policy_options must be a dict of selector options, got {type(self.policy_options).__name__}"
+            )
+        object.__setattr__(self, "policy_options", dict(self.policy_options))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any] | None) -> "MemPursuitSettings":
+        """Build from a config dict; unknown keys raise (a typo must not pass silently)."""
+        values = dict(values or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown mempursuit setting(s) {unknown}; known: {sorted(known)}"
+            )
+        return cls(**values)
+
+    def budget(self, top_k: int) -> int:
+        """``K`` for a search asked for ``top_k`` results."""
+        return top_k if self.k is None else min(self.k, top_k)
+
+    def pool_size(self, budget: int) -> int:
+        """``P`` for a budget ``K``."""
+        return max(self.pool, budget)
