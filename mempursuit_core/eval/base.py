@@ -8,7 +8,7 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend"]
+__all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +95,19 @@ class StoreBackend(Protocol):
         """The native candidate pool of ``size`` for ``query`` within ``group``."""
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ReusableStore(Protocol):
+    """Optional extra of a :class:`StoreBackend` whose build can be reopened from disk.
+
+    When a store has ``load_existing``, ``mempursuit eval`` gives it a work directory in the
+    cache keyed by the content hash of (store, options, embedder, units) and, when an earlier
+    build there completed, calls ``load_existing`` instead of ``build``; ``False`` means
+    "rebuild" (the directory is then emptied first). Stores without it get a fresh temporary
+    directory on every run. ``pool`` may also accept ``query_vector=`` (shape ``(d,)``) so the
+    harness can hand over the query embedding it already computed.
+    """
+
+    def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
+                      workdir: Path) -> bool: ...

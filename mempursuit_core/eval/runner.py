@@ -22,6 +22,8 @@ import json
 import math
 import os
 import platform
+import re
+import shutil
 import sys
 import tempfile
 import time
@@ -62,7 +64,7 @@ class EvalConfig:
     categories: list[str] | None = None
     limit: int | None = None
     groups: list[str] | None = None
-    embedder: str = "minilm"
+    embedder: Any = "minilm"  # a name for get_embedder, or an Embedder instance
     embedder_threads: int | None = None
     embed_batch: int = 64
     native_order: str = "dense"
@@ -181,6 +183,10 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
     if native_order != "dense":
         options.setdefault("native", native_order)
     return factory(**options)
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60] or "store"
 
 
 def _accepts(fn: Callable, name: str) -> bool:
@@ -320,6 +326,8 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     timing: dict[str, float] = {}
     t_start = time.perf_counter()
 
+    selectors = _make_selectors(cfg)  # unknown names fail before any work
+
     # 1. data --------------------------------------------------------------------------------
     t = time.perf_counter()
     cache_root = _cache_root(cfg)
@@ -345,7 +353,10 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     emb_opts: dict[str, Any] = {}
     if cfg.embedder_threads is not None:
         emb_opts["threads"] = cfg.embedder_threads
-    inner = get_embedder(cfg.embedder, **emb_opts)
+    if isinstance(cfg.embedder, str):
+        inner = get_embedder(cfg.embedder, **emb_opts)
+    else:  # an Embedder instance (Python API)
+        inner = cfg.embedder
     embedder = CachedEmbedder(inner, cache_root)
     store = build_backend(cfg.framework, native_order=cfg.native_order,
                           options=cfg.backend_options)
@@ -354,17 +365,22 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
                              sorted(cfg.backend_options.items()), cfg.native_order,
                              [(u.uid, u.text, u.group, u.session_id, u.timestamp) for u in ds.units])
     tmp_ctx = None
-    if cache_root is not None and cfg.framework not in ("plain", "builtin"):
-        workdir = cache_root / "stores" / f"{cfg.framework}-{store_key}"
-        workdir.mkdir(parents=True, exist_ok=True)
+    loader = getattr(store, "load_existing", None)
+    if cache_root is not None and loader is not None:
+        # A store that can reopen its own build lives in the cache, keyed by content hash.
+        workdir = cache_root / "stores" / f"{_safe_name(cfg.framework)}-{store_key}"
     else:
         tmp_ctx = tempfile.TemporaryDirectory(prefix="mempursuit-store-")
         workdir = Path(tmp_ctx.name)
     reused = False
-    loader = getattr(store, "load_existing", None)
     if loader is not None and (workdir / BUILT_MARKER).exists():
         reused = bool(loader(ds.units, embedder=embedder, workdir=workdir))
+        if reused:
+            _log(cfg, f"reusing the built store in {workdir}")
     if not reused:
+        if tmp_ctx is None and workdir.exists():
+            shutil.rmtree(workdir)  # an interrupted or unusable earlier build
+        workdir.mkdir(parents=True, exist_ok=True)
         n_new = embedder.missing([u.text for u in ds.units])
         desc = f"building {getattr(store, 'name', cfg.framework)} store"
         _log(cfg, f"{desc}: {len(ds.units)} units, {n_new} new texts to embed")
@@ -381,7 +397,6 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     timing["embed_queries"] = time.perf_counter() - t
 
     # 4. selection -----------------------------------------------------------------------------
-    selectors = _make_selectors(cfg)
     kmax = max(cfg.k)
     nested = {n: _is_nested(n, s, cfg) for n, s in selectors.items()}
     pool_kw = _accepts(store.pool, "query_vector")
@@ -571,7 +586,7 @@ def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records:
         "units": ds.unit_kind,
         "framework": cfg.framework,
         "native_order": cfg.native_order if cfg.framework in ("plain", "builtin") else None,
-        "embedder": cfg.embedder,
+        "embedder": cfg.embedder if isinstance(cfg.embedder, str) else cfg.embedder.name,
         "pool": cfg.pool,
         "k": list(cfg.k),
         "policies": list(cfg.policies),
@@ -598,7 +613,9 @@ def _metric_value(r: dict, policy: str, k: int, metric: str) -> float | None:
 
 
 def _config_dict(cfg: EvalConfig, ds: Dataset, embedder: CachedEmbedder, store) -> dict:
-    d = dataclasses.asdict(cfg)
+    d = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+    if not isinstance(cfg.embedder, str):
+        d["embedder"] = repr(cfg.embedder)
     d["k"] = list(cfg.k)
     d["policies"] = list(cfg.policies)
     d.update({
