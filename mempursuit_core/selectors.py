@@ -200,7 +200,9 @@ _BUILTIN_FACTORIES = {
 
 @hookimpl
 def register_selectors(register):
-    for name, (factory, description) in _BUILTIN_FACTORIES.items():
+    from .policies import FACTORIES
+
+    for name, (factory, description) in {**_BUILTIN_FACTORIES, **FACTORIES}.items():
         register(name, factory, description)
 
 

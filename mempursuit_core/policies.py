@@ -1,0 +1,240 @@
+"""Read policies that keep what the framework's native order knows (issue: compose evidence
+without throwing away the relevance signal).
+
+The paper's rule ranks candidates by their correlation with the reconstruction residual, which
+uses dense embeddings only; a framework's native order often also carries lexical (BM25) or entity
+signal. These selectors start from the native order and use pursuit only to push down what the
+already-selected memories explain:
+
+* ``pursuit-rank``: the pick maximises ``prior_i - gamma * (G_S alpha)_i`` where ``prior`` is the
+  native rank expressed on the pool's cosine scale (the native position ``r`` gets the ``r``-th
+  largest query cosine of the pool) and ``G_S alpha`` is each candidate's projection on the
+  current convex reconstruction. ``gamma = 0`` is the native order; with a cosine order and
+  ``gamma = 1`` it is the paper's rule.
+* ``pursuit-anchor``: the native top ``ceil(frac * k)`` first, then the paper's rule.
+* ``pursuit-joint``: the paper's rule on joint features ``[dense ; w * tf-idf]`` (needs the
+  ``sparse`` / ``query_sparse`` signals), optionally with the rank prior.
+* ``pursuit-time``: ``pursuit-rank`` on features ``[dense ; w * onehot(time bucket)]`` with the
+  query ``[q ; 0]``: the time part adds nothing to relevance but makes memories from a period the
+  reconstruction already draws on look explained, so evidence is composed across time. Buckets
+  come from the ``time_buckets`` signal, else ``session_ids``, else the calendar day of
+  ``timestamps``; without any of them it is ``pursuit-rank``.
+* ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
+  moved behind the rest.
+
+All of them take the pool in native order; none needs an LLM or training.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .pursuit import _as_matrix, _as_vector, _bad_row_error, select
+from .selectors import Selection, Selector, _check_k
+
+__all__ = [
+    "AnchoredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
+    "rank_prior", "time_buckets",
+]
+
+
+def _unit_rows(M: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(M, axis=1)
+    bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0)))
+    if bad.size:
+        raise _bad_row_error(int(bad[0]))
+    return M / norms[:, None]
+
+
+def rank_prior(query: Any, candidates: Any) -> np.ndarray:
+    """The native rank on the cosine scale.
+
+    Parameters
+    ----------
+    query : array_like, shape (d,)
+    candidates : array_like, shape (P, d), in native order
+
+    Returns
+    -------
+    ndarray, shape (P,)
+        ``prior[r]`` = the ``r``-th largest cosine between the query and the pool.
+    """
+    M = _as_matrix(candidates)
+    if M.shape[0] == 0:
+        return np.empty(0)
+    q = _as_vector(query, M.shape[1])
+    cos = _unit_rows(M.astype(np.float64, copy=False)) @ q
+    return -np.sort(-cos)
+
+
+def _result(res, **info) -> Selection:
+    return Selection(order=res.order, weights=res.weights, stopped=res.stop_reason,
+                     info={"losses": res.losses, "gaps": res.gaps, **info})
+
+
+class RankPriorPursuit(Selector):
+    name = "pursuit-rank"
+    description = "native rank (cosine scale) minus gamma x what the selected memories explain"
+
+    def __init__(self, *, gamma: float = 0.5, keep: int = 1, ridge: float = 1e-10):
+        self.gamma, self.keep, self.ridge = float(gamma), int(keep), float(ridge)
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
+        k = _check_k(k)
+        M = _as_matrix(candidates)
+        if M.shape[0] == 0:
+            return Selection(order=np.empty(0, dtype=np.intp))
+        prior = rank_prior(query, M)
+        res = select(query, M, k, ridge=self.ridge, prior=prior, gamma=self.gamma,
+                     keep=min(self.keep, k))
+        return _result(res)
+
+
+class AnchoredPursuit(Selector):
+    name = "pursuit-anchor"
+    description = "native top ceil(frac*k) kept, the rest by MemPursuit"
+
+    def __init__(self, *, frac: float = 0.5, ridge: float = 1e-10):
+        if not 0.0 <= frac <= 1.0:
+            raise ValueError(f"frac must be in [0, 1], got {frac}")
+        self.frac, self.ridge = float(frac), float(ridge)
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
+        k = _check_k(k)
+        M = _as_matrix(candidates)
+        if M.shape[0] == 0:
+            return Selection(order=np.empty(0, dtype=np.intp))
+        keep = min(math.ceil(self.frac * k), k, M.shape[0])
+        return _result(select(query, M, k, ridge=self.ridge, keep=keep))
+
+
+class JointPursuit(Selector):
+    name = "pursuit-joint"
+    description = "MemPursuit on [dense ; w * tf-idf] features (needs sparse signals)"
+
+    def __init__(self, *, weight: float = 1.0, gamma: float | None = None, keep: int = 0,
+                 ridge: float = 1e-10):
+        self.weight, self.gamma, self.keep, self.ridge = float(weight), gamma, int(keep), float(ridge)
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
+        k = _check_k(k)
+        M = _as_matrix(candidates)
+        P = M.shape[0]
+        if P == 0:
+            return Selection(order=np.empty(0, dtype=np.intp))
+        q = _as_vector(query, M.shape[1])
+        sparse = None if signals is None else signals.get("sparse")
+        qs = None if signals is None else signals.get("query_sparse")
+        if sparse is None or qs is None:
+            raise ValueError("pursuit-joint needs the 'sparse' and 'query_sparse' signals "
+                             "(the framework's lexical features); none were given")
+        S = np.asarray(sparse.toarray() if hasattr(sparse, "toarray") else sparse, dtype=np.float64)
+        qs = np.asarray(qs.toarray() if hasattr(qs, "toarray") else qs, dtype=np.float64).ravel()
+        if S.shape[0] != P or S.ndim != 2 or qs.shape[0] != S.shape[1]:
+            raise ValueError(f"sparse signals have shapes {S.shape} and {qs.shape}; expected "
+                             f"({P}, m) and (m,)")
+        dense = _unit_rows(M.astype(np.float64, copy=False))
+        # Joint rows are normalised by the kernel; rows and query without lexical overlap keep
+        # their dense part only.
+        X = np.hstack([dense, self.weight * S])
+        y = np.concatenate([q, self.weight * qs])
+        prior = None
+        if self.gamma is not None:
+            prior = rank_prior(y, X)
+        res = select(y, X, k, ridge=self.ridge, prior=prior,
+                     gamma=1.0 if self.gamma is None else float(self.gamma),
+                     keep=min(self.keep, k))
+        return _result(res)
+
+
+def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
+    """One hashable bucket per candidate from the pool's signals, or None when there are none."""
+    if not signals:
+        return None
+    for key in ("time_buckets", "session_ids"):
+        values = signals.get(key) if key in signals else None
+        if values is not None:
+            values = list(values)
+            break
+    else:
+        stamps = signals.get("timestamps") if "timestamps" in signals else None
+        if stamps is None:
+            return None
+        values = [None if t is None else (str(t)[:10] if bucket == "day" else str(t))
+                  for t in stamps]
+    if len(values) != P:
+        raise ValueError(f"time signal has {len(values)} entries but the pool has P={P}")
+    # Candidates without a time each get a bucket of their own (never grouped together).
+    return [("__none__", i) if v is None else v for i, v in enumerate(values)]
+
+
+class TimePursuit(Selector):
+    name = "pursuit-time"
+    description = "pursuit-rank on [dense ; w * onehot(time bucket)]: composes evidence across time"
+
+    def __init__(self, *, weight: float = 1.0, gamma: float = 0.5, keep: int = 1,
+                 bucket: str = "day", ridge: float = 1e-10):
+        if bucket not in ("day", "exact"):
+            raise ValueError(f"bucket must be 'day' or 'exact', got {bucket!r}")
+        self.weight, self.gamma, self.keep = float(weight), float(gamma), int(keep)
+        self.bucket, self.ridge = bucket, float(ridge)
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
+        k = _check_k(k)
+        M = _as_matrix(candidates)
+        P = M.shape[0]
+        if P == 0:
+            return Selection(order=np.empty(0, dtype=np.intp))
+        q = _as_vector(query, M.shape[1])
+        buckets = time_buckets(signals, P, self.bucket)
+        dense = _unit_rows(M.astype(np.float64, copy=False))
+        if buckets is None or self.weight == 0.0:
+            X, y = dense, q
+        else:
+            index = {b: j for j, b in enumerate(dict.fromkeys(buckets))}
+            onehot = np.zeros((P, len(index)))
+            onehot[np.arange(P), [index[b] for b in buckets]] = self.weight
+            X, y = np.hstack([dense, onehot]), np.concatenate([q, np.zeros(len(index))])
+        res = select(y, X, k, ridge=self.ridge, prior=rank_prior(y, X), gamma=self.gamma,
+                     keep=min(self.keep, k))
+        return _result(res, time_signal=buckets is not None)
+
+
+class NativeDedup(Selector):
+    name = "native-dedup"
+    description = "native order, near-copies (cosine >= threshold) of kept memories moved last"
+
+    def __init__(self, *, threshold: float = 0.95):
+        self.threshold = float(threshold)
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
+        k = _check_k(k)
+        M = _as_matrix(candidates)
+        P = M.shape[0]
+        if P == 0:
+            return Selection(order=np.empty(0, dtype=np.intp))
+        U = _unit_rows(M.astype(np.float64, copy=False))
+        kept, later = [], []
+        best = np.full(P, -np.inf)  # max cosine to a kept memory
+        for i in range(P):
+            if len(kept) >= k:
+                break
+            if best[i] >= self.threshold:
+                later.append(i)
+                continue
+            kept.append(i)
+            best = np.maximum(best, U @ U[i])
+        order = (kept + later + list(range(len(kept) + len(later), P)))[:k]
+        return Selection(order=np.asarray(order, dtype=np.intp))
+
+
+FACTORIES = {
+    "pursuit-rank": (RankPriorPursuit, RankPriorPursuit.description),
+    "pursuit-anchor": (AnchoredPursuit, AnchoredPursuit.description),
+    "pursuit-joint": (JointPursuit, JointPursuit.description),
+    "pursuit-time": (TimePursuit, TimePursuit.description),
+    "native-dedup": (NativeDedup, NativeDedup.description),
+}
