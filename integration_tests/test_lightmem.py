@@ -534,3 +534,27 @@ def test_real_lightmem_eval_backend(tmp_path, minilm_path, locomo0):
     assert texts == pool.signals["texts"]
     assert len(backend.pool("conv-b", q, 200).uids) == 50
     backend.close()
+
+
+def test_store_guard_on_lightmem_config_objects(tmp_path):
+    _import_lightmem()
+    from lightmem.configs.base import BaseMemoryConfigs
+
+    path = tmp_path / "store"
+    client = QdrantClient(path=str(tmp_path / "other"))
+    cfg = BaseMemoryConfigs(
+        embedding_retriever={"model_name": "qdrant", "configs": {"path": str(path)}},
+        summary_retriever={"model_name": "qdrant", "configs": {"client": client,
+                                                                "path": str(path)}},
+    )
+    guarded = protect_qdrant_store(cfg)
+    assert guarded.embedding_retriever.configs.on_disk is True
+    assert cfg.embedding_retriever.configs.on_disk is False  # input untouched
+    assert guarded.summary_retriever.configs.client is client  # a live client is not copied
+    path.mkdir()
+    (path / "x").write_text("data")
+    explicit = BaseMemoryConfigs(embedding_retriever={
+        "model_name": "qdrant", "configs": {"path": str(path), "on_disk": False}})
+    with pytest.raises(StoreDeletionError):
+        protect_qdrant_store(explicit)
+    client.close()

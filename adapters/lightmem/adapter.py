@@ -178,6 +178,11 @@ def _store_path(cfg: Any) -> str:
     return path or "/tmp/qdrant"
 
 
+def _shallow_copy(obj: Any) -> Any:
+    copier = getattr(obj, "model_copy", None)  # pydantic v2 models keep model_fields_set
+    return copier() if callable(copier) else copy.copy(obj)
+
+
 def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
     """Guard a LightMem config against the store-deleting ``on_disk=False`` default.
 
@@ -205,7 +210,8 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
         When ``on_disk=False`` was given explicitly for a non-empty existing path and
         ``allow_reset`` is false.
     """
-    config = copy.deepcopy(config)
+    # Copy only along the path that may change (a config can hold a live Qdrant client).
+    config = dict(config) if isinstance(config, Mapping) else _shallow_copy(config)
     for key in _RETRIEVER_KEYS:
         block = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
         if block is None:
@@ -213,20 +219,28 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
         if isinstance(block, Mapping):
             if block.get("model_name", "qdrant") != "qdrant":
                 continue
+            block = config[key] = dict(block)
             cfg = block.get("configs")
-            if cfg is None:
-                cfg = block["configs"] = {}
+            cfg = block["configs"] = {} if cfg is None else (
+                dict(cfg) if isinstance(cfg, Mapping) else _shallow_copy(cfg))
         else:
             if getattr(block, "model_name", "qdrant") != "qdrant":
                 continue
+            block = _shallow_copy(block)
+            setattr(config, key, block)
             cfg = getattr(block, "configs", None)
             if cfg is None:
                 continue
+            if not isinstance(cfg, Mapping):
+                cfg = _shallow_copy(cfg)
+            else:
+                cfg = dict(cfg)
+            block.configs = cfg
         if not _is_path_store(cfg):
             continue
         path = _store_path(cfg)
         if not _on_disk_was_set(cfg):
-            if isinstance(cfg, dict):
+            if isinstance(cfg, Mapping):
                 cfg["on_disk"] = True
             else:
                 cfg.on_disk = True
