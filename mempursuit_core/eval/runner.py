@@ -16,6 +16,7 @@ context at ``K`` is every pick up to the stop, capped at ``K``). Other selectors
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import inspect
 import json
@@ -34,7 +35,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .base import MemoryUnit, Pool
-from .cache import CachedEmbedder, content_hash, encode_with_progress
+from .cache import CachedEmbedder, encode_with_progress
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
 from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
 
@@ -94,6 +95,16 @@ class EvalConfig:
     qa_max_tokens: int | None = None
 
     def validate(self) -> None:
+        if isinstance(self.k, (int, np.integer)):
+            self.k = (int(self.k),)
+        if isinstance(self.policies, str):
+            self.policies = (self.policies,)
+        if isinstance(self.categories, (str, int)):
+            self.categories = [str(self.categories)]
+        if isinstance(self.groups, str):
+            self.groups = [self.groups]
+        if isinstance(self.qa_k, (int, np.integer)):
+            self.qa_k = (int(self.qa_k),)
         ks = tuple(int(x) for x in self.k)
         if not ks or any(x < 1 for x in ks):
             raise ValueError(f"K values must be >= 1, got {list(self.k)}")
@@ -183,6 +194,18 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
     if native_order != "dense":
         options.setdefault("native", native_order)
     return factory(**options)
+
+
+def _store_key(store, cfg: EvalConfig, embedder, units: Sequence[MemoryUnit]) -> str:
+    """Content hash of everything a built store depends on (hashed unit by unit)."""
+    h = hashlib.sha256()
+    head = (getattr(store, "name", cfg.framework), embedder.fingerprint, cfg.native_order,
+            sorted((str(k), repr(v)) for k, v in cfg.backend_options.items()))
+    h.update(repr(head).encode())
+    for u in units:
+        h.update(repr((u.uid, u.text, u.group, u.session_id, u.source_ids, u.timestamp,
+                       u.speaker)).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:20]
 
 
 def _safe_name(name: str) -> str:
@@ -361,13 +384,11 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     store = build_backend(cfg.framework, native_order=cfg.native_order,
                           options=cfg.backend_options)
     t = time.perf_counter()
-    store_key = content_hash(getattr(store, "name", cfg.framework), embedder.fingerprint,
-                             sorted(cfg.backend_options.items()), cfg.native_order,
-                             [(u.uid, u.text, u.group, u.session_id, u.timestamp) for u in ds.units])
     tmp_ctx = None
     loader = getattr(store, "load_existing", None)
     if cache_root is not None and loader is not None:
         # A store that can reopen its own build lives in the cache, keyed by content hash.
+        store_key = _store_key(store, cfg, embedder, ds.units)
         workdir = cache_root / "stores" / f"{_safe_name(cfg.framework)}-{store_key}"
     else:
         tmp_ctx = tempfile.TemporaryDirectory(prefix="mempursuit-store-")
@@ -466,7 +487,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         timing["qa"] = time.perf_counter() - t
 
     # 7. summary -------------------------------------------------------------------------------
-    summary = _summarise(cfg, ds, questions, records, latency, qa_info)
+    summary = _summarise(cfg, ds, questions, records, latency, qa_info, inner.name)
     store.close()
     if tmp_ctx is not None:
         tmp_ctx.cleanup()
@@ -525,7 +546,7 @@ def _question_record(q: Question, p: Pool, i: int, chosen: dict, stopped: dict,
 
 
 def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records: list[dict],
-               latency: dict, qa_info: dict | None) -> dict:
+               latency: dict, qa_info: dict | None, embedder_name: str) -> dict:
     scored = [r for r in records if r["metrics"]]
     cats = [c for c in ds.categories if any(r["category"] == c for r in records)]
     cats += sorted({r["category"] for r in records} - set(cats))
@@ -586,7 +607,7 @@ def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records:
         "units": ds.unit_kind,
         "framework": cfg.framework,
         "native_order": cfg.native_order if cfg.framework in ("plain", "builtin") else None,
-        "embedder": cfg.embedder if isinstance(cfg.embedder, str) else cfg.embedder.name,
+        "embedder": embedder_name,
         "pool": cfg.pool,
         "k": list(cfg.k),
         "policies": list(cfg.policies),
