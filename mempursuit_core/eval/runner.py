@@ -245,7 +245,7 @@ def _is_nested(name: str, selector: Any, cfg: EvalConfig) -> bool:
 
 
 def _check_order(order: Any, P: int, k: int, policy: str, qid: str) -> np.ndarray:
-    o = np.asarray(order)
+    o = np.asarray(getattr(order, "order", order))  # a Selection, or positions as they are
     if o.ndim != 1 or (o.size and not np.issubdtype(o.dtype, np.integer)):
         raise ValueError(f"policy {policy!r} returned a non-integer or non-1-D order for {qid}")
     o = o.astype(np.int64, copy=False)
@@ -383,114 +383,116 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     embedder = CachedEmbedder(inner, cache_root)
     store = build_backend(cfg.framework, native_order=cfg.native_order,
                           options=cfg.backend_options)
-    t = time.perf_counter()
     tmp_ctx = None
-    loader = getattr(store, "load_existing", None)
-    if cache_root is not None and loader is not None:
-        # A store that can reopen its own build lives in the cache, keyed by content hash.
-        store_key = _store_key(store, cfg, embedder, ds.units)
-        workdir = cache_root / "stores" / f"{_safe_name(cfg.framework)}-{store_key}"
-    else:
-        tmp_ctx = tempfile.TemporaryDirectory(prefix="mempursuit-store-")
-        workdir = Path(tmp_ctx.name)
-    reused = False
-    if loader is not None and (workdir / BUILT_MARKER).exists():
-        reused = bool(loader(ds.units, embedder=embedder, workdir=workdir))
-        if reused:
-            _log(cfg, f"reusing the built store in {workdir}")
-    if not reused:
-        if tmp_ctx is None and workdir.exists():
-            shutil.rmtree(workdir)  # an interrupted or unusable earlier build
-        workdir.mkdir(parents=True, exist_ok=True)
-        n_new = embedder.missing([u.text for u in ds.units])
-        desc = f"building {getattr(store, 'name', cfg.framework)} store"
-        _log(cfg, f"{desc}: {len(ds.units)} units, {n_new} new texts to embed")
-        with _Progress(cfg.progress, len(ds.units), desc) as bar:
-            store.build(ds.units, embedder=embedder, workdir=workdir, progress=bar.update)
-        (workdir / BUILT_MARKER).write_text("ok\n")
-    timing["build"] = time.perf_counter() - t
-
-    # 3. queries -------------------------------------------------------------------------------
-    t = time.perf_counter()
-    qtexts = [q.text for q in questions]
-    with _Progress(cfg.progress, len(qtexts), "embedding questions") as bar:
-        qvecs = encode_with_progress(embedder, qtexts, bar.update, batch_size=cfg.embed_batch)
-    timing["embed_queries"] = time.perf_counter() - t
-
-    # 4. selection -----------------------------------------------------------------------------
-    kmax = max(cfg.k)
-    nested = {n: _is_nested(n, s, cfg) for n, s in selectors.items()}
-    pool_kw = _accepts(store.pool, "query_vector")
-    records: list[dict] = []
-    latency_pools: list[Pool] = []
-    select_time = {n: 0.0 for n in selectors}
-    t = time.perf_counter()
-    t_pool = 0.0
-    with _Progress(cfg.progress, len(questions), "selecting") as bar:
-        for start in range(0, len(questions), cfg.batch):
-            chunk = questions[start : start + cfg.batch]
-            tp = time.perf_counter()
-            pools = []
-            for i, q in enumerate(chunk):
-                if pool_kw:
-                    p = store.pool(q.group, q.text, cfg.pool, query_vector=qvecs[start + i])
-                else:
-                    p = store.pool(q.group, q.text, cfg.pool)
-                if len(p.uids) != len(p.vectors):
-                    raise ValueError(f"store returned {len(p.uids)} ids but {len(p.vectors)} "
-                                     f"vectors for {q.qid}")
-                pools.append(p)
-            t_pool += time.perf_counter() - tp
-            if len(latency_pools) < cfg.latency_sample:
-                latency_pools.extend(pools[: cfg.latency_sample - len(latency_pools)])
-            chosen: dict[str, dict[int, list[np.ndarray]]] = {}
-            stopped: dict[str, list[str | None]] = {}
-            for name, sel in selectors.items():
-                ts = time.perf_counter()
-                per_k: dict[int, list[np.ndarray]] = {}
-                if nested[name]:
-                    res = _select(sel, pools, kmax)
-                    orders = [_check_order(r.order, len(p.uids), kmax, name, q.qid)
-                              for r, p, q in zip(res, pools, chunk)]
-                    for k in cfg.k:
-                        per_k[k] = [o[:k] for o in orders]
-                    stopped[name] = [r.stopped for r in res]
-                else:
-                    for k in cfg.k:
-                        res = _select(sel, pools, k)
-                        per_k[k] = [_check_order(r.order, len(p.uids), k, name, q.qid)
-                                    for r, p, q in zip(res, pools, chunk)]
-                        stopped[name] = [r.stopped for r in res]
-                select_time[name] += time.perf_counter() - ts
-                chosen[name] = per_k
-            for i, (q, p) in enumerate(zip(chunk, pools)):
-                records.append(_question_record(q, p, i, chosen, stopped, cfg, units_by_uid))
-            bar.update(len(chunk))
-    timing["pools"] = t_pool
-    timing["select"] = sum(select_time.values())
-    timing["select_by_policy"] = select_time
-    timing["select_loop"] = time.perf_counter() - t
-
-    # 5. latency -------------------------------------------------------------------------------
-    t = time.perf_counter()
-    latency = {name: {str(k): _latency(sel, latency_pools, k) for k in cfg.k}
-               for name, sel in selectors.items()} if cfg.latency_sample > 0 else {}
-    timing["latency"] = time.perf_counter() - t
-
-    # 6. QA ------------------------------------------------------------------------------------
-    qa_info = None
-    if cfg.answerer_url:
-        from .qa_runner import run_qa
-
+    try:
         t = time.perf_counter()
-        qa_info = run_qa(cfg, questions, records, units_by_uid, cache_root)
-        timing["qa"] = time.perf_counter() - t
+        loader = getattr(store, "load_existing", None)
+        if cache_root is not None and loader is not None:
+            # A store that can reopen its own build lives in the cache, keyed by content hash.
+            store_key = _store_key(store, cfg, embedder, ds.units)
+            workdir = cache_root / "stores" / f"{_safe_name(cfg.framework)}-{store_key}"
+        else:
+            tmp_ctx = tempfile.TemporaryDirectory(prefix="mempursuit-store-")
+            workdir = Path(tmp_ctx.name)
+        reused = False
+        if loader is not None and (workdir / BUILT_MARKER).exists():
+            reused = bool(loader(ds.units, embedder=embedder, workdir=workdir))
+            if reused:
+                _log(cfg, f"reusing the built store in {workdir}")
+        if not reused:
+            if tmp_ctx is None and workdir.exists():
+                shutil.rmtree(workdir)  # an interrupted or unusable earlier build
+            workdir.mkdir(parents=True, exist_ok=True)
+            n_new = embedder.missing([u.text for u in ds.units])
+            desc = f"building {getattr(store, 'name', cfg.framework)} store"
+            _log(cfg, f"{desc}: {len(ds.units)} units, {n_new} new texts to embed")
+            with _Progress(cfg.progress, len(ds.units), desc) as bar:
+                store.build(ds.units, embedder=embedder, workdir=workdir, progress=bar.update)
+            (workdir / BUILT_MARKER).write_text("ok\n")
+        timing["build"] = time.perf_counter() - t
 
-    # 7. summary -------------------------------------------------------------------------------
-    summary = _summarise(cfg, ds, questions, records, latency, qa_info, inner.name)
-    store.close()
-    if tmp_ctx is not None:
-        tmp_ctx.cleanup()
+        # 3. queries ------------------------------------------------------------------------------
+        t = time.perf_counter()
+        qtexts = [q.text for q in questions]
+        with _Progress(cfg.progress, len(qtexts), "embedding questions") as bar:
+            qvecs = encode_with_progress(embedder, qtexts, bar.update, batch_size=cfg.embed_batch)
+        timing["embed_queries"] = time.perf_counter() - t
+
+        # 4. selection ----------------------------------------------------------------------------
+        kmax = max(cfg.k)
+        nested = {n: _is_nested(n, s, cfg) for n, s in selectors.items()}
+        pool_kw = _accepts(store.pool, "query_vector")
+        records: list[dict] = []
+        latency_pools: list[Pool] = []
+        select_time = {n: 0.0 for n in selectors}
+        t = time.perf_counter()
+        t_pool = 0.0
+        with _Progress(cfg.progress, len(questions), "selecting") as bar:
+            for start in range(0, len(questions), cfg.batch):
+                chunk = questions[start : start + cfg.batch]
+                tp = time.perf_counter()
+                pools = []
+                for i, q in enumerate(chunk):
+                    if pool_kw:
+                        p = store.pool(q.group, q.text, cfg.pool, query_vector=qvecs[start + i])
+                    else:
+                        p = store.pool(q.group, q.text, cfg.pool)
+                    if len(p.uids) != len(p.vectors):
+                        raise ValueError(f"store returned {len(p.uids)} ids but {len(p.vectors)} "
+                                         f"vectors for {q.qid}")
+                    pools.append(p)
+                t_pool += time.perf_counter() - tp
+                if len(latency_pools) < cfg.latency_sample:
+                    latency_pools.extend(pools[: cfg.latency_sample - len(latency_pools)])
+                chosen: dict[str, dict[int, list[np.ndarray]]] = {}
+                stopped: dict[str, list[str | None]] = {}
+                for name, sel in selectors.items():
+                    ts = time.perf_counter()
+                    per_k: dict[int, list[np.ndarray]] = {}
+                    if nested[name]:
+                        res = _select(sel, pools, kmax)
+                        orders = [_check_order(r, len(p.uids), kmax, name, q.qid)
+                                  for r, p, q in zip(res, pools, chunk)]
+                        for k in cfg.k:
+                            per_k[k] = [o[:k] for o in orders]
+                        stopped[name] = [getattr(r, "stopped", None) for r in res]
+                    else:
+                        for k in cfg.k:
+                            res = _select(sel, pools, k)
+                            per_k[k] = [_check_order(r, len(p.uids), k, name, q.qid)
+                                        for r, p, q in zip(res, pools, chunk)]
+                            stopped[name] = [getattr(r, "stopped", None) for r in res]
+                    select_time[name] += time.perf_counter() - ts
+                    chosen[name] = per_k
+                for i, (q, p) in enumerate(zip(chunk, pools)):
+                    records.append(_question_record(q, p, i, chosen, stopped, cfg, units_by_uid))
+                bar.update(len(chunk))
+        timing["pools"] = t_pool
+        timing["select"] = sum(select_time.values())
+        timing["select_by_policy"] = select_time
+        timing["select_loop"] = time.perf_counter() - t
+
+        # 5. latency ------------------------------------------------------------------------------
+        t = time.perf_counter()
+        latency = {name: {str(k): _latency(sel, latency_pools, k) for k in cfg.k}
+                   for name, sel in selectors.items()} if cfg.latency_sample > 0 else {}
+        timing["latency"] = time.perf_counter() - t
+
+        # 6. QA -----------------------------------------------------------------------------------
+        qa_info = None
+        if cfg.answerer_url:
+            from .qa_runner import run_qa
+
+            t = time.perf_counter()
+            qa_info = run_qa(cfg, questions, records, units_by_uid, cache_root)
+            timing["qa"] = time.perf_counter() - t
+
+        # 7. summary ------------------------------------------------------------------------------
+        summary = _summarise(cfg, ds, questions, records, latency, qa_info, inner.name)
+    finally:
+        store.close()
+        if tmp_ctx is not None:
+            tmp_ctx.cleanup()
     timing["total"] = time.perf_counter() - t_start
     summary["timing_s"] = timing
     summary["embedding_cache"] = {"hits": embedder.hits, "misses": embedder.misses,
