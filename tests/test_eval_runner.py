@@ -201,3 +201,18 @@ def test_cli_eval(cache, tmp_path, capsys):
                    "--cache-dir", str(cache), "--out", str(tmp_path / "x")])
     assert rc == 2
     assert "no-such-policy" in capsys.readouterr().err
+
+
+def test_policy_variants_in_one_run(cache, embedder):
+    from mempursuit_core.eval.runner import parse_policy
+
+    assert parse_policy("mmr:lam=0.7") == ("mmr", {"lam": 0.7})
+    assert parse_policy("mempursuit:ridge=1e-8,tau=1e-4") == (
+        "mempursuit", {"ridge": 1e-8, "tau": 1e-4})
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_policy("mmr:lam")
+    s = run_eval(**_base(cache, embedder, policies=("mmr", "mmr:lam=1.0"), limit=4,
+                         latency_sample=0))
+    assert s["policies"] == ["native", "mmr", "mmr:lam=1.0"]
+    # lambda = 1 is pure relevance: the native (cosine) order itself
+    assert s["results"]["mmr:lam=1.0"]["10"]["overall"]["replaced"] == 0.0

@@ -67,8 +67,9 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--k", type=int, nargs="+", default=[10, 20, 50], metavar="K",
                    help="budgets (default 10 20 50)")
     g.add_argument("--policies", nargs="+", default=["native", "mempursuit"], metavar="NAME",
-                   help="registered selectors (see `mempursuit selectors`); native is always "
-                        "added as the baseline")
+                   help="registered selectors (see `mempursuit selectors`), optionally with "
+                        "options: NAME:KEY=VALUE,... (e.g. mempursuit:ridge=1e-8); native is "
+                        "always added as the baseline")
     g.add_argument("--policy-opt", type=_kv, action="append", default=[],
                    metavar="POLICY.KEY=VALUE", help="selector option, e.g. mempursuit.ridge=1e-8")
     g.add_argument("--pool", type=int, default=200, metavar="P", help="pool size (default 200)")

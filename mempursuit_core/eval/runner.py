@@ -39,7 +39,8 @@ from .cache import CachedEmbedder, encode_with_progress
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
 from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
 
-__all__ = ["EvalConfig", "run_eval", "build_backend", "NESTED_SELECTORS", "BASELINE"]
+__all__ = ["EvalConfig", "run_eval", "build_backend", "parse_policy", "NESTED_SELECTORS",
+           "BASELINE"]
 
 BASELINE = "native"
 #: Built-in selectors whose K-selection is a prefix of any larger K-selection.
@@ -223,16 +224,43 @@ def _accepts(fn: Callable, name: str) -> bool:
 # Selection helpers
 # --------------------------------------------------------------------------------------------
 
-def _make_selectors(cfg: EvalConfig) -> dict[str, Any]:
+def parse_policy(spec: str) -> tuple[str, dict]:
+    """``"NAME"`` or ``"NAME:KEY=VALUE,KEY=VALUE"`` -> (selector name, options).
+
+    Values are read as JSON when they parse (numbers, true/false, lists), else kept as strings,
+    so one run can compare variants of a policy: ``mempursuit:ridge=1e-8``. The whole spec is
+    the policy's label in every output.
+    """
+    name, sep, rest = spec.partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"bad policy {spec!r}")
+    opts: dict[str, Any] = {}
+    if sep:
+        for item in filter(None, (x.strip() for x in rest.split(","))):
+            key, eq, raw = item.partition("=")
+            if not eq or not key.strip():
+                raise ValueError(f"bad policy option {item!r} in {spec!r} (want KEY=VALUE)")
+            try:
+                opts[key.strip()] = json.loads(raw)
+            except json.JSONDecodeError:
+                opts[key.strip()] = raw
+    return name, opts
+
+
+def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
+    """Selectors by label, and each label's registered selector name."""
     from ..selectors import get_selector
 
-    out = {}
-    for name in cfg.policies:
-        opts = dict(cfg.policy_options.get(name, {}))
+    out, names = {}, {}
+    for label in cfg.policies:
+        name, opts = parse_policy(label)
+        opts = {**cfg.policy_options.get(name, {}), **cfg.policy_options.get(label, {}), **opts}
         if cfg.threads is not None and name in ("mempursuit", "mempursuit-adaptive"):
             opts.setdefault("threads", cfg.threads)
-        out[name] = get_selector(name, **opts)
-    return out
+        out[label] = get_selector(name, **opts)
+        names[label] = name
+    return out, names
 
 
 def _is_nested(name: str, selector: Any, cfg: EvalConfig) -> bool:
@@ -349,7 +377,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     timing: dict[str, float] = {}
     t_start = time.perf_counter()
 
-    selectors = _make_selectors(cfg)  # unknown names fail before any work
+    selectors, base_names = _make_selectors(cfg)  # unknown names fail before any work
 
     # 1. data --------------------------------------------------------------------------------
     t = time.perf_counter()
@@ -420,7 +448,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
 
         # 4. selection ----------------------------------------------------------------------------
         kmax = max(cfg.k)
-        nested = {n: _is_nested(n, s, cfg) for n, s in selectors.items()}
+        nested = {n: _is_nested(base_names[n], s, cfg) for n, s in selectors.items()}
         pool_kw = _accepts(store.pool, "query_vector")
         records: list[dict] = []
         latency_pools: list[Pool] = []
