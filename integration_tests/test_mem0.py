@@ -441,6 +441,159 @@ def test_sync_subclass_route(native_faiss, workdir, conversation):
         memory.close()
 
 
+# ----------------------------------------------------------------------------- hybrid stores
+
+
+class _TokenBM25:
+    """Stand-in for fastembed's ``Qdrant/bm25`` model, which is a hub download (offline here).
+
+    Same interface as fastembed's ``SparseTextEmbedding.embed``: one sparse vector per text,
+    hashed lower-case tokens with BM25 term-frequency weights (Qdrant applies the IDF). Mem0's
+    own Qdrant wrapper then writes, searches and scores its BM25 channel as with the real one.
+    """
+
+    def embed(self, texts):
+        import re
+        import zlib
+        from collections import Counter
+        from types import SimpleNamespace
+
+        for text in texts:
+            toks = re.findall(r"[a-z0-9]+", text.lower())
+            counts = Counter(toks)
+            length = max(len(toks), 1)
+            idx = np.array([zlib.crc32(w.encode()) & 0x7FFFFFFF for w in counts], dtype=np.int64)
+            tf = np.array(list(counts.values()), dtype=np.float32)
+            val = tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / 20.0))
+            yield SimpleNamespace(indices=idx, values=val.astype(np.float32))
+
+
+@pytest.fixture(scope="module")
+def hybrid_qdrant(workdir, conversation, turn_vectors, native_qdrant):
+    """Qdrant with Mem0's BM25 channel on (dense "" + sparse "bm25" named vectors)."""
+    cfg = fx.base_config(workdir, store="qdrant", collection="hybrid")
+    cfg["vector_store"]["config"]["path"] = str(workdir / "qdrant-hybrid")
+    memory = Mem0Memory.from_config(cfg)
+    memory.embedding_model = native_qdrant.embedding_model
+    memory.vector_store._bm25_encoder = _TokenBM25()
+    turns = conversation["turns"][:150]
+    mempursuit_mem0.add_bulk(memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
+                             metadata=[{"created_at": t["created_at"]} for t in turns],
+                             vectors=turn_vectors[:150], history=False)
+    yield memory
+    memory.close()
+    memory.vector_store.client.close()
+
+
+def test_qdrant_hybrid_signals_and_named_vectors(hybrid_qdrant, conversation, turn_vectors):
+    memory, filters = hybrid_qdrant, _user(conversation)
+    texts = [t["text"] for t in conversation["turns"][:150]]
+    q = "Melanie painted a sunrise lake"
+    ref = memory.search(q, filters=filters, top_k=P, explain=True)["results"]
+    bm25 = np.array([r["score_details"]["bm25_score"] for r in ref])
+    assert (bm25 > 0).any()  # Mem0's hybrid score is on
+    prepared = collect_pool(memory, q, filters, P)
+    assert prepared.ids == [r["id"] for r in ref]
+    np.testing.assert_allclose(prepared.signals["bm25"], bm25)
+    np.testing.assert_allclose(prepared.native_scores, [r["score"] for r in ref], atol=1e-6)
+    # Dense rows are read from the named-vector form {"": dense, "bm25": sparse}.
+    by_text = {t: i for i, t in enumerate(texts)}
+    want = turn_vectors[[by_text[r["memory"]] for r in ref]]
+    want = want / np.linalg.norm(want, axis=1, keepdims=True)  # Qdrant keeps cosine vectors unit
+    np.testing.assert_allclose(prepared.vectors, want, atol=1e-6)
+    # Sparse features: the stored BM25 vectors over the pool's vocabulary, plus the query's.
+    X, qs, terms = (prepared.signals[k] for k in ("sparse", "query_sparse", "sparse_terms"))
+    assert X.shape == (len(ref), terms.size) and qs.shape == (terms.size,) and qs.any()
+    vs = memory.vector_store
+    point = vs.client.retrieve(vs.collection_name, ids=[ref[0]["id"]], with_vectors=True)[0]
+    stored = point.vector["bm25"]
+    row = dict(zip(terms.tolist(), X[0].tolist()))
+    assert {i: pytest.approx(v) for i, v in zip(stored.indices, stored.values)} == {
+        i: v for i, v in row.items() if v}
+    # The bound search uses all of it and still returns Mem0's format.
+    mempursuit_mem0.wrap(memory, k=K)
+    try:
+        got = memory.search(q, filters=filters)["results"]
+        order = select(prepared.query_vector, prepared.vectors, K).order
+        assert [r["id"] for r in got] == [prepared.ids[i] for i in order]
+    finally:
+        mempursuit_mem0.unbind(memory)
+
+
+@pytest.fixture(scope="module")
+def pg_server(workdir):
+    pgserver = pytest.importorskip(
+        "pgserver", reason="needs pgserver (PostgreSQL + pgvector in a wheel): .ci/requirements-mem0.txt")
+    pytest.importorskip("psycopg", reason="needs psycopg: .ci/requirements-mem0.txt")
+    import warnings
+
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        server = pgserver.get_server(str(workdir / "pg"), cleanup_mode="stop")
+    yield server
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        server.cleanup()
+
+
+@pytest.fixture(scope="module")
+def native_pgvector(pg_server, workdir, conversation, turn_vectors, native_qdrant):
+    cfg = fx.base_config(workdir, store="qdrant", collection="unused")
+    # hnsw=False: exact search. With Mem0's default HNSW index PostgreSQL returns at most
+    # hnsw.ef_search (40) rows per query, so pools would be cut at about 40.
+    cfg["vector_store"] = {"provider": "pgvector", "config": {
+        "connection_string": pg_server.get_uri(), "collection_name": "locomo",
+        "embedding_model_dims": 384, "hnsw": False}}
+    memory = Mem0Memory.from_config(cfg)
+    memory.embedding_model = native_qdrant.embedding_model
+    turns = conversation["turns"]
+    mempursuit_mem0.add_bulk(
+        memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
+        metadata=[{"created_at": t["created_at"], "session": t["session"]} for t in turns],
+        vectors=turn_vectors, history=False)
+    mempursuit_mem0.add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
+                             user_id=OTHER, history=False)
+    yield memory
+    memory.close()
+    memory.vector_store.connection_pool.close()
+
+
+def test_pgvector(native_pgvector, conversation, turn_vectors):
+    memory, filters = native_pgvector, _user(conversation)
+    by_text = {t["text"]: i for i, t in enumerate(conversation["turns"])}
+    # Mem0's pgvector keyword channel is plainto_tsquery (every term must match), so it fires
+    # for short queries: two of those make sure the hybrid path is exercised.
+    queries = QUERIES + ["support group", "Melanie pottery"]
+    ref = {q: memory.search(q, filters=filters, top_k=P, explain=True)["results"] for q in queries}
+    ref_k = {q: [r["id"] for r in memory.search(q, filters=filters, top_k=K)["results"]]
+             for q in queries}
+    for q in queries[-2:]:
+        assert any(r["score_details"]["bm25_score"] > 0 for r in ref[q]), q  # hybrid
+    mempursuit_mem0.wrap(memory, k=K)
+    try:
+        for q in queries:
+            pool_ids = [r["id"] for r in ref[q]]
+            assert not any(OTHER in r["memory"] for r in ref[q])
+            with fx.count_encodes(memory.embedding_model.model) as log:
+                got = memory.search(q, filters=filters)["results"]
+            assert log.texts == [q]
+            trace = mempursuit_mem0.get_binding(memory).last_trace
+            assert trace.fallback is None and trace.pool_ids == pool_ids
+            prepared = collect_pool(memory, q, filters, P)
+            # pgvector keeps float32: the rows read back are the vectors written.
+            np.testing.assert_array_equal(
+                prepared.vectors, turn_vectors[[by_text[r["memory"]] for r in ref[q]]])
+            np.testing.assert_allclose(prepared.signals["bm25"],
+                                       [r["score_details"]["bm25_score"] for r in ref[q]])
+            order = select(prepared.query_vector, prepared.vectors, K).order
+            assert [r["id"] for r in got] == [pool_ids[i] for i in order]
+        mempursuit_mem0.wrap(memory, k=K, policy="native")
+        for q in queries:
+            assert [r["id"] for r in memory.search(q, filters=filters)["results"]] == ref_k[q]
+    finally:
+        mempursuit_mem0.unbind(memory)
+
+
 # ----------------------------------------------------------------------------- fallbacks
 
 

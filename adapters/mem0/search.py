@@ -70,12 +70,13 @@ class AdapterError(RuntimeError):
 
 
 class _Capture:
-    __slots__ = ("query", "vector", "calls")
+    __slots__ = ("query", "vector", "calls", "seconds")
 
     def __init__(self, query: str):
         self.query = query
         self.vector: Any = None
         self.calls = 0
+        self.seconds = 0.0
 
 
 _CAPTURE: contextvars.ContextVar[_Capture | None] = contextvars.ContextVar(
@@ -96,12 +97,15 @@ def _ensure_capturing(embedder: Any) -> None:
 
     @functools.wraps(original)
     def embed(text, memory_action=None, *args, **kwargs):
-        out = original(text, memory_action, *args, **kwargs)
         cap = _CAPTURE.get()
-        if cap is not None and memory_action == "search" and text == cap.query:
-            cap.calls += 1
-            if cap.vector is None:
-                cap.vector = out
+        if cap is None or memory_action != "search" or text != cap.query:
+            return original(text, memory_action, *args, **kwargs)
+        t0 = time.perf_counter()
+        out = original(text, memory_action, *args, **kwargs)
+        cap.seconds += time.perf_counter() - t0
+        cap.calls += 1
+        if cap.vector is None:
+            cap.vector = out
         return out
 
     embedder.embed = embed
@@ -176,8 +180,8 @@ class SearchTrace:
     """What the last bound search on this thread did (for benchmarks and debugging).
 
     ``timings`` (seconds): ``pool`` = Mem0's own retrieval of P candidates (query embedding,
-    vector search, scoring), ``fetch`` = reading the pool's stored vectors, ``select`` = the
-    policy. ``fallback`` holds the reason when the native result was returned instead.
+    vector search, scoring), ``embed`` = the query-embedding part of it, ``fetch`` = reading the
+    pool's stored vectors, ``select`` = the policy. ``fallback`` holds the reason when the native result was returned instead.
     """
 
     policy: str
@@ -494,6 +498,7 @@ def _search_sync(memory, query, filters, limit, *args, **kwargs):
         return _native_call(binding, memory, query, filters, limit, args, kwargs)
     _CAPTURE.reset(token)
     trace.timings["pool"] = time.perf_counter() - t0
+    trace.timings["embed"] = cap.seconds
     trace.query_embed_calls = cap.calls
     try:
         return binding._reorder(memory, query, pool, k, p, cap, explain, trace)
@@ -524,6 +529,7 @@ async def _search_async(memory, query, filters, limit, *args, **kwargs):
         return await _native_call(binding, memory, query, filters, limit, args, kwargs)
     _CAPTURE.reset(token)
     trace.timings["pool"] = time.perf_counter() - t0
+    trace.timings["embed"] = cap.seconds
     trace.query_embed_calls = cap.calls
     try:
         # Vector reads may hit a server; keep the event loop free as Mem0 does.

@@ -8,7 +8,8 @@ in its own client object, so one small reader per backend fetches them by id:
   Mem0 wrote one).
 * FAISS: ``index.reconstruct_batch(positions)`` through the inverse of Mem0's ``index_to_id``.
 * Chroma: ``collection.get(ids, include=["embeddings"])``.
-* pgvector: ``SELECT id, vector::real[] ... WHERE id = ANY(...)``.
+* pgvector: ``SELECT id, vector_send(vector) ... WHERE id = ANY(...)`` (binary; psycopg2:
+  ``vector::real[]``).
 
 Readers are looked up through the vector store's class (and its base classes), so a subclass
 of a supported store works; :func:`register_vector_reader` adds a reader for another store.
@@ -233,25 +234,37 @@ def _read_chroma(vs: Any, ids: list[str]):
 # --------------------------------------------------------------------------- pgvector
 
 
+def _decode_vector_send(buf: Any) -> np.ndarray:
+    """pgvector's binary ``vector`` format: int16 dim, int16 unused, dim big-endian float4."""
+    raw = bytes(buf)
+    dim = int.from_bytes(raw[:2], "big")
+    if len(raw) != 4 + 4 * dim:
+        raise VectorAccessError(f"unexpected pgvector binary value of {len(raw)} bytes (dim {dim})")
+    return np.frombuffer(raw, dtype=">f4", count=dim, offset=4).astype(np.float32)
+
+
 def _read_pgvector(vs: Any, ids: list[str]):
     import importlib
+    import sys
 
-    sql = None
-    for mod in ("psycopg.sql", "psycopg2.sql"):
-        try:
-            sql = importlib.import_module(mod)
-            break
-        except ImportError:
-            continue
-    if sql is None:
-        raise VectorAccessError("neither psycopg nor psycopg2 is importable")
-    query = sql.SQL("SELECT id::text, vector::real[] FROM {} WHERE id = ANY(%s::uuid[])").format(
-        sql.Identifier(vs.collection_name)
-    )
+    store_module = sys.modules.get(type(vs).__module__)
+    psycopg3 = getattr(store_module, "PSYCOPG_VERSION", None) == 3
+    sql = importlib.import_module("psycopg.sql" if psycopg3 else "psycopg2.sql")
+    table = sql.Identifier(vs.collection_name)
     with vs._get_cursor() as cur:
-        cur.execute(query, (list(ids),))
-        rows = cur.fetchall()
-    return {str(r[0]): r[1] for r in rows}, None
+        if psycopg3:
+            # Binary transfer of pgvector's own send format: ~10x faster than a text array.
+            cur.execute(
+                sql.SQL("SELECT id::text, vector_send(vector) FROM {} WHERE id = ANY(%s::uuid[])").format(table),
+                (list(ids),), binary=True,
+            )
+            return {str(r[0]): (None if r[1] is None else _decode_vector_send(r[1]))
+                    for r in cur.fetchall()}, None
+        cur.execute(
+            sql.SQL("SELECT id::text, vector::real[] FROM {} WHERE id = ANY(%s::uuid[])").format(table),
+            (list(ids),),
+        )
+        return {str(r[0]): r[1] for r in cur.fetchall()}, None
 
 
 register_vector_reader("mem0.vector_stores.qdrant.Qdrant", _read_qdrant)
