@@ -377,3 +377,22 @@ def test_batch_priors_match_single(rng):
         np.testing.assert_array_equal(res.order, select(q, Mi, 10, prior=p, gamma=0.5, keep=2).order)
     with pytest.raises(ValueError, match=r"priors\[1\] has 3 scores"):
         select_batch([q, q], [M, M[:25]], 10, priors=[pri[0], np.ones(3)])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reference_qp_agrees_with_scipy(seed):
+    """The oracle itself, checked against scipy's SLSQP on small well-conditioned simplex QPs."""
+    optimize = pytest.importorskip("scipy.optimize")
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((12, 8))
+    H = A.T @ A / 12 + 0.05 * np.eye(8)
+    b = rng.standard_normal(8)
+    f = lambda a: 0.5 * a @ H @ a - b @ a
+    ours = simplex_qp(H, b)
+    res = optimize.minimize(f, np.full(8, 1 / 8), jac=lambda a: H @ a - b, method="SLSQP",
+                            bounds=[(0, None)] * 8,
+                            constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}],
+                            options={"ftol": 1e-15, "maxiter": 500})
+    assert res.success
+    assert f(ours) <= f(res.x) + 1e-10
+    assert abs(f(ours) - f(res.x)) < 1e-8
