@@ -213,3 +213,17 @@ def test_policy_variants_in_one_run(cache, embedder):
     assert s["policies"] == ["native", "mmr", "mmr:lam=1.0"]
     # lambda = 1 is pure relevance: the native (cosine) order itself
     assert s["results"]["mmr:lam=1.0"]["10"]["overall"]["replaced"] == 0.0
+
+
+def test_plots_are_skipped_with_a_note_without_matplotlib(locomo_run, tmp_path, monkeypatch):
+    import sys
+
+    from mempursuit_core.eval import EvalConfig
+    from mempursuit_core.eval.report import write_outputs
+
+    summary, _ = locomo_run
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    notes = []
+    write_outputs(tmp_path, EvalConfig(plots=True), summary, [], {}, log=notes.append)
+    assert any("plots skipped" in n and "mempursuit[eval]" in n for n in notes)
+    assert (tmp_path / "summary.md").is_file() and not (tmp_path / "coverage_vs_k.png").exists()
