@@ -70,30 +70,41 @@ def rank_prior(query: Any, candidates: Any) -> np.ndarray:
     return -np.sort(-cos)
 
 
-def _result(res, **info) -> Selection:
-    return Selection(order=res.order, weights=res.weights, stopped=res.stop_reason,
-                     info={"losses": res.losses, "gaps": res.gaps, **info})
-
-
-class RankPriorPursuit(Selector):
-    name = "pursuit-rank"
-    description = "native rank (cosine scale) minus gamma x what the selected memories explain"
-
-    def __init__(self, *, gamma: float = 0.5, keep: int = 1, ridge: float = 1e-10):
-        self.gamma, self.keep, self.ridge = float(gamma), int(keep), float(ridge)
+class _PoolPolicy(Selector):
+    """Validates ``k``, the pool and the query once; subclasses implement :meth:`_select` on a
+    non-empty ``(P, d)`` pool and a unit float64 query."""
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
         k = _check_k(k)
         M = _as_matrix(candidates)
         if M.shape[0] == 0:
             return Selection(order=np.empty(0, dtype=np.intp))
-        prior = rank_prior(query, M)
-        res = select(query, M, k, ridge=self.ridge, prior=prior, gamma=self.gamma,
+        return self._select(_as_vector(query, M.shape[1]), M, k, signals)
+
+    def _select(self, q: np.ndarray, M: np.ndarray, k: int, signals) -> Selection:
+        raise NotImplementedError
+
+
+def _result(res, **info) -> Selection:
+    return Selection(order=res.order, weights=res.weights, stopped=res.stop_reason,
+                     info={"losses": res.losses, "gaps": res.gaps, **info})
+
+
+class RankPriorPursuit(_PoolPolicy):
+    name = "pursuit-rank"
+    description = "native rank (cosine scale) minus gamma x what the selected memories explain"
+
+    def __init__(self, *, gamma: float = 0.5, keep: int = 1, ridge: float = 1e-10):
+        self.gamma, self.keep, self.ridge = float(gamma), int(keep), float(ridge)
+
+    def _select(self, q, M, k, signals) -> Selection:
+        prior = rank_prior(q, M)
+        res = select(q, M, k, ridge=self.ridge, prior=prior, gamma=self.gamma,
                      keep=min(self.keep, k))
         return _result(res)
 
 
-class AnchoredPursuit(Selector):
+class AnchoredPursuit(_PoolPolicy):
     name = "pursuit-anchor"
     description = "native top ceil(frac*k) kept, the rest by MemPursuit"
 
@@ -102,16 +113,12 @@ class AnchoredPursuit(Selector):
             raise ValueError(f"frac must be in [0, 1], got {frac}")
         self.frac, self.ridge = float(frac), float(ridge)
 
-    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = _check_k(k)
-        M = _as_matrix(candidates)
-        if M.shape[0] == 0:
-            return Selection(order=np.empty(0, dtype=np.intp))
+    def _select(self, q, M, k, signals) -> Selection:
         keep = min(math.ceil(self.frac * k), k, M.shape[0])
-        return _result(select(query, M, k, ridge=self.ridge, keep=keep))
+        return _result(select(q, M, k, ridge=self.ridge, keep=keep))
 
 
-class JointPursuit(Selector):
+class JointPursuit(_PoolPolicy):
     name = "pursuit-joint"
     description = "MemPursuit on [dense ; w * tf-idf] features (needs sparse signals)"
 
@@ -119,13 +126,8 @@ class JointPursuit(Selector):
                  ridge: float = 1e-10):
         self.weight, self.gamma, self.keep, self.ridge = float(weight), gamma, int(keep), float(ridge)
 
-    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = _check_k(k)
-        M = _as_matrix(candidates)
+    def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
-        if P == 0:
-            return Selection(order=np.empty(0, dtype=np.intp))
-        q = _as_vector(query, M.shape[1])
         sparse = None if signals is None else signals.get("sparse")
         qs = None if signals is None else signals.get("query_sparse")
         if sparse is None or qs is None:
@@ -171,7 +173,7 @@ def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
     return [("__none__", i) if v is None else v for i, v in enumerate(values)]
 
 
-class TimePursuit(Selector):
+class TimePursuit(_PoolPolicy):
     name = "pursuit-time"
     description = "pursuit-rank on [dense ; w * onehot(time bucket)]: composes evidence across time"
 
@@ -182,13 +184,8 @@ class TimePursuit(Selector):
         self.weight, self.gamma, self.keep = float(weight), float(gamma), int(keep)
         self.bucket, self.ridge = bucket, float(ridge)
 
-    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = _check_k(k)
-        M = _as_matrix(candidates)
+    def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
-        if P == 0:
-            return Selection(order=np.empty(0, dtype=np.intp))
-        q = _as_vector(query, M.shape[1])
         buckets = time_buckets(signals, P, self.bucket)
         dense = _unit_rows(M.astype(np.float64, copy=False))
         if buckets is None or self.weight == 0.0:
@@ -203,19 +200,15 @@ class TimePursuit(Selector):
         return _result(res, time_signal=buckets is not None)
 
 
-class NativeDedup(Selector):
+class NativeDedup(_PoolPolicy):
     name = "native-dedup"
     description = "native order, near-copies (cosine >= threshold) of kept memories moved last"
 
     def __init__(self, *, threshold: float = 0.95):
         self.threshold = float(threshold)
 
-    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = _check_k(k)
-        M = _as_matrix(candidates)
+    def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
-        if P == 0:
-            return Selection(order=np.empty(0, dtype=np.intp))
         U = _unit_rows(M.astype(np.float64, copy=False))
         kept, later = [], []
         best = np.full(P, -np.inf)  # max cosine to a kept memory

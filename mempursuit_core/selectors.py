@@ -17,7 +17,7 @@ import numpy as np
 from .hookspecs import hookimpl
 from .pursuit import _as_matrix, _as_vector, _bad_row_error, select, select_batch
 
-__all__ = ["Selection", "Selector", "get_selector", "list_selectors"]
+__all__ = ["Selection", "Selector", "get_selector", "list_selectors", "resolve_selector"]
 
 
 @dataclass(frozen=True)
@@ -230,3 +230,22 @@ def get_selector(name: str, **options: Any) -> Selector:
     if not getattr(selector, "name", None) or selector.name == "selector":
         selector.name = name
     return selector
+
+
+def resolve_selector(policy: Any, **options: Any) -> Selector:
+    """A selector from a registered name (with ``options``) or a ready selector object.
+
+    Raises
+    ------
+    UnknownNameError
+        For an unknown name.
+    TypeError
+        For options given with an object, or an object without ``select``.
+    """
+    if isinstance(policy, str):
+        return get_selector(policy, **options)
+    if options:
+        raise TypeError("policy options are only accepted with a policy name")
+    if not callable(getattr(policy, "select", None)):
+        raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
+    return policy

@@ -43,7 +43,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core.selectors import Selection, Selector, get_selector
+from mempursuit_core.selectors import Selection, Selector, resolve_selector
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -301,14 +301,7 @@ class MemPursuitLightMemory:
             memory = memory.memory
         self.memory = memory
         self.pool_size = _check_positive_int("pool_size", pool_size)
-        if isinstance(policy, str):
-            self.selector = get_selector(policy, **policy_options)
-        elif policy_options:
-            raise TypeError("policy options are only accepted with a policy name")
-        elif callable(getattr(policy, "select", None)):
-            self.selector = policy
-        else:
-            raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
+        self.selector = resolve_selector(policy, **policy_options)
         self.fallback = bool(fallback)
         self._warn_if_store_unprotected()
 

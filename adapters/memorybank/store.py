@@ -507,15 +507,9 @@ class MemoryBankStore:
         )
 
     def _get_selector(self, selector: Any, options: Mapping[str, Any]):
-        if isinstance(selector, str):
-            from mempursuit_core.selectors import get_selector
+        from mempursuit_core.selectors import resolve_selector
 
-            return get_selector(selector, **options)
-        if options:
-            raise TypeError("selector options are only accepted with a selector name")
-        if not hasattr(selector, "select"):
-            raise TypeError(f"selector must be None, a name or a Selector, got {type(selector).__name__}")
-        return selector
+        return resolve_selector(selector, **options)
 
     def read_vector(
         self,

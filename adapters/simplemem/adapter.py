@@ -42,7 +42,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mempursuit_core.selectors import Selection, Selector, get_selector
+from mempursuit_core.selectors import Selection, Selector, resolve_selector
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -276,14 +276,7 @@ class MemPursuitRetriever:
         self.retriever = retriever
         self.k = _check_positive_int("k", k)
         self.pool_size = _check_positive_int("pool_size", pool_size)
-        if isinstance(policy, str):
-            self.selector = get_selector(policy, **policy_options)
-        elif policy_options:
-            raise TypeError("policy options are only accepted with a policy name")
-        elif callable(getattr(policy, "select", None)):
-            self.selector = policy
-        else:
-            raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
+        self.selector = resolve_selector(policy, **policy_options)
         self.deterministic = bool(deterministic)
         self.fallback = bool(fallback)
 
