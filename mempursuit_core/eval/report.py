@@ -129,13 +129,14 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
     written = []
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
     for ax, metric, title in ((axes[0], "complete_coverage", "complete gold-session coverage %"),
-                              (axes[1], "session_recall", "gold-session recall %")):
+                              (axes[1], "turn_coverage", "complete gold turn / message coverage %")):
         for policy, by_k in s["results"].items():
             ys = [by_k[str(k)]["overall"].get(metric) for k in ks]
             ax.plot(ks, [np.nan if y is None else y for y in ys], marker="o", label=policy)
         ax.set_xlabel("K (memories kept)")
         ax.set_title(title)
         ax.set_xscale("log")
+        ax.minorticks_off()
         ax.set_xticks(ks)
         ax.set_xticklabels([str(k) for k in ks])
         ax.grid(alpha=0.3)
