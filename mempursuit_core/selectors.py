@@ -17,7 +17,9 @@ import numpy as np
 from .hookspecs import hookimpl
 from .pursuit import _as_matrix, _as_vector, _bad_row_error, select, select_batch
 
-__all__ = ["Selection", "Selector", "get_selector", "list_selectors", "resolve_selector"]
+__all__ = [
+    "Selection", "Selector", "checked_order", "get_selector", "list_selectors", "resolve_selector",
+]
 
 
 @dataclass(frozen=True)
@@ -249,3 +251,23 @@ def resolve_selector(policy: Any, **options: Any) -> Selector:
     if not callable(getattr(policy, "select", None)):
         raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
     return policy
+
+
+def checked_order(selection: Any, k: int, P: int, selector: Any = None) -> np.ndarray:
+    """A selector's order as intp positions, checked before an adapter trusts it.
+
+    Raises
+    ------
+    TypeError
+        When the order is not integer.
+    ValueError
+        When it repeats a position, leaves ``range(P)`` or holds more than ``k`` positions.
+    """
+    order = np.asarray(getattr(selection, "order", selection)).reshape(-1)
+    if order.size and not np.issubdtype(order.dtype, np.integer):
+        raise TypeError(f"selector {selector!r} returned a non-integer order")
+    order = order.astype(np.intp, copy=False)
+    if (len(set(order.tolist())) != len(order) or len(order) > k
+            or (len(order) and (order.min() < 0 or order.max() >= P))):
+        raise ValueError(f"selector {selector!r} returned an invalid order {order}")
+    return order

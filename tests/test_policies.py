@@ -97,3 +97,21 @@ def test_policies_handle_edge_pools(name, rng):
     M[2] = 0.0
     with pytest.raises(ValueError, match="candidate row 2"):
         sel.select(np.ones(4), M, 3)
+
+
+def test_pool_signals_are_lazy_and_feed_pursuit_joint(rng):
+    from mempursuit_core.signals import pool_signals
+
+    texts = ["Caroline adopted a dog named Rex", "Melanie paints landscapes", "the dog Rex is old",
+             "we went camping", "Caroline likes painting too"]
+    sig = pool_signals(texts, "What is the name of Caroline's dog?",
+                       timestamps=["2023-05-08", "2023-05-08", "2023-06-01", None, "2023-07-01"],
+                       session_ids=["s1", "s1", "s2", "s3", "s4"])
+    assert sig.computed() == []
+    S, qs = sig["sparse"], sig["query_sparse"]
+    assert S.shape[0] == 5 and qs.shape == (S.shape[1],) and qs.sum() > 0
+    assert set(sig.computed()) == {"sparse", "query_sparse"}
+    assert sig["session_ids"][2] == "s2" and sig["timestamps"][3] is None
+    M = rng.standard_normal((5, 8))
+    order = get_selector("pursuit-joint", weight=3.0).select(rng.standard_normal(8), M, 2, signals=sig).order
+    assert order[0] in (0, 2)  # the memories sharing the query's terms "caroline" / "dog"

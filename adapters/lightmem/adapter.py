@@ -43,7 +43,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core.selectors import Selection, Selector, resolve_selector
+from mempursuit_core.selectors import Selection, Selector, checked_order, resolve_selector
+from mempursuit_core.signals import pool_signals
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -472,16 +473,14 @@ class MemPursuitLightMemory:
                 raise ValueError("LightMem's filter_by_tags reported inconsistent indices")
         if not hits:
             return LightMemSelection(entries=[], pool=pool)
+        payloads = [pool.payloads[i] for i in idx]
+        signals = pool_signals([str(p.get("memory", "")) for p in payloads], query,
+                               timestamps=[p.get("time_stamp") for p in payloads])
         selection = self.selector.select(
-            pool.query_vector, pool.vectors[idx], limit, native_scores=pool.scores[idx]
+            pool.query_vector, pool.vectors[idx], limit, native_scores=pool.scores[idx],
+            signals=signals,
         )
-        order = np.asarray(selection.order).reshape(-1)
-        if not np.issubdtype(order.dtype, np.integer) and order.size:
-            raise TypeError(f"selector {self.selector!r} returned a non-integer order")
-        order = order.astype(np.intp, copy=False)
-        if (len(set(order.tolist())) != len(order) or len(order) > limit
-                or (len(order) and (order.min() < 0 or order.max() >= len(idx)))):
-            raise ValueError(f"selector {self.selector!r} returned an invalid order {order}")
+        order = checked_order(selection, limit, len(idx), self.selector)
         entries = [hits[j] for j in order]
         return LightMemSelection(entries=entries, pool=pool, selection=selection,
                                  info={"candidates": idx})

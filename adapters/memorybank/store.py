@@ -38,6 +38,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from mempursuit_core.selectors import checked_order, resolve_selector
+from mempursuit_core.signals import pool_signals
+
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
 from .memory import UserMemory, _is_single_user, parse_user, read_user, save_memory_file
@@ -507,8 +510,6 @@ class MemoryBankStore:
         )
 
     def _get_selector(self, selector: Any, options: Mapping[str, Any]):
-        from mempursuit_core.selectors import resolve_selector
-
         return resolve_selector(selector, **options)
 
     def read_vector(
@@ -541,10 +542,10 @@ class MemoryBankStore:
                                    policy=getattr(sel, "name", "selector"), **common)
         cand = _normalise_rows(self.vectors(pool).astype(np.float32))
         qn = _normalise_rows(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))[0]
-        selection = sel.select(qn, cand, k, native_scores=-dist.astype(np.float64))
-        order = np.asarray(selection.order, dtype=np.int64)
-        if order.size and (order.min() < 0 or order.max() >= len(pool)):
-            raise ValueError(f"selector {getattr(sel, 'name', sel)!r} returned positions outside the pool")
+        signals = pool_signals([texts[i] for i in pool], query or "",
+                               timestamps=[dates[i] for i in pool])
+        selection = sel.select(qn, cand, k, native_scores=-dist.astype(np.float64), signals=signals)
+        order = checked_order(selection, k, len(pool), getattr(sel, "name", sel))
         return read_from_seeds(pool[order], texts, dates, self.resident(), seed_distances=dist[order],
                                pool=pool, policy=getattr(sel, "name", "selector"), selection=selection,
                                **common)

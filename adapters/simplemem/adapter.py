@@ -42,7 +42,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mempursuit_core.selectors import Selection, Selector, resolve_selector
+from mempursuit_core.selectors import Selection, Selector, checked_order, resolve_selector
+from mempursuit_core.signals import pool_signals
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -362,14 +363,12 @@ class MemPursuitRetriever:
             pool = self.pool_from(query, native)
             if not len(pool):
                 return SimpleMemSelection(entries=[], pool=pool, native=native)
-            selection = self.selector.select(pool.query_vector, pool.vectors, k)
-            order = np.asarray(selection.order).reshape(-1)
-            if order.size and not np.issubdtype(order.dtype, np.integer):
-                raise TypeError(f"selector {self.selector!r} returned a non-integer order")
-            order = order.astype(np.intp, copy=False)
-            if (len(set(order.tolist())) != len(order) or len(order) > k
-                    or (len(order) and (order.min() < 0 or order.max() >= len(pool)))):
-                raise ValueError(f"selector {self.selector!r} returned an invalid order {order}")
+            signals = pool_signals(
+                [getattr(e, "lossless_restatement", "") or "" for e in pool.entries], query,
+                timestamps=[getattr(e, "timestamp", None) for e in pool.entries],
+            )
+            selection = self.selector.select(pool.query_vector, pool.vectors, k, signals=signals)
+            order = checked_order(selection, k, len(pool), self.selector)
             return SimpleMemSelection(entries=[pool.entries[i] for i in order], pool=pool,
                                       native=native, selection=selection)
         except Exception as exc:  # the adapter must never cost the user the native result

@@ -15,12 +15,12 @@ policy reads it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..signals import PoolSignals
 from .base import Embedder, MemoryUnit, Pool
 from .cache import encode_with_progress
 from .lexical import LexicalIndex
@@ -48,37 +48,6 @@ def minmax(x: np.ndarray) -> np.ndarray:
     if not hi > lo:
         return np.zeros_like(x)
     return (x - lo) / (hi - lo)
-
-
-class PoolSignals(Mapping):
-    """A read-only mapping whose values are computed on first access and then kept."""
-
-    def __init__(self, producers: dict[str, Callable[[], Any]]):
-        self._producers = dict(producers)
-        self._values: dict[str, Any] = {}
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._values:
-            if key not in self._producers:
-                raise KeyError(key)
-            self._values[key] = self._producers[key]()
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._producers)
-
-    def __len__(self) -> int:
-        return len(self._producers)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._producers
-
-    def computed(self) -> list[str]:
-        """Keys computed so far (what policies actually read)."""
-        return list(self._values)
-
-    def __repr__(self) -> str:
-        return f"<PoolSignals {sorted(self._producers)} computed={sorted(self._values)}>"
 
 
 class _Group:

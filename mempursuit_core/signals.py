@@ -1,0 +1,77 @@
+"""Per-pool signals that read policies may use, computed lazily.
+
+Adapters hand selectors a :class:`PoolSignals` mapping: a value is computed the first time a
+policy reads it (a policy that needs nothing costs nothing). Keys used by the built-in policies:
+``"texts"`` and ``"timestamps"`` (lists, length P), ``"session_ids"``, ``"sparse"`` (P, m)
+tf-idf rows and ``"query_sparse"`` (m,) over the pool's vocabulary, ``"sparse_terms"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator, Sequence
+
+__all__ = ["PoolSignals", "pool_signals"]
+
+
+class PoolSignals(Mapping):
+    """A read-only mapping whose values are computed on first access and then kept."""
+
+    def __init__(self, producers: dict[str, Callable[[], Any]]):
+        self._producers = dict(producers)
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._values:
+            if key not in self._producers:
+                raise KeyError(key)
+            self._values[key] = self._producers[key]()
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._producers)
+
+    def __len__(self) -> int:
+        return len(self._producers)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._producers
+
+    def computed(self) -> list[str]:
+        """Keys computed so far (what policies actually read)."""
+        return list(self._values)
+
+    def __repr__(self) -> str:
+        return f"<PoolSignals {sorted(self._producers)} computed={sorted(self._values)}>"
+
+
+def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] | None = None,
+                 **extra: Any) -> PoolSignals:
+    """Lazy signals for one pool from its texts (native order) and the query text.
+
+    The lexical features are tf-idf over the pool's own vocabulary (BM25-style tokens, English
+    stop words removed): what ``pursuit-joint`` needs where a framework keeps no sparse vectors.
+    ``extra`` values are passed through as they are.
+    """
+    texts = list(texts)
+    state: dict[str, Any] = {}
+
+    def tfidf():
+        if "tfidf" not in state:
+            from .eval.lexical import LexicalIndex
+
+            state["tfidf"] = LexicalIndex(texts).tfidf(range(len(texts)), query)
+        return state["tfidf"]
+
+    producers: dict[str, Callable[[], Any]] = {
+        "texts": lambda: texts,
+        "sparse": lambda: tfidf()[0],
+        "query_sparse": lambda: tfidf()[1],
+        "sparse_terms": lambda: tfidf()[2],
+    }
+    if timestamps is not None:
+        stamps = list(timestamps)
+        producers["timestamps"] = lambda: stamps
+    for key, value in extra.items():
+        producers[key] = (lambda v=value: v)
+    return PoolSignals(producers)
