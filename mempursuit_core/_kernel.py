@@ -391,17 +391,15 @@ def _pursuit_one(M, q, k, ridge, adaptive, tau, patience, prior, gamma, n_fixed,
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _pursuit_batch(M, starts, sizes, Q, k, ridge, adaptive, tau, patience, prior, gamma, n_fixed,
+def _pursuit_batch(pools, Q, k, ridge, adaptive, tau, patience, priors, gamma, n_fixed,
                    order, weights, losses, gaps, n_sel, stop, bad):
-    """Query b uses the pool M[starts[b] : starts[b] + sizes[b]] (and the same rows of
-    ``prior`` when it is not empty); parallel over queries."""
+    """Query b uses ``pools[b]`` (a typed list of C-contiguous arrays, not copied) and
+    ``priors[b]`` (empty when none); parallel over queries."""
     B = Q.shape[0]
-    for bi in prange(B):
-        lo = starts[bi]
-        hi = lo + sizes[bi]
-        pr = prior[lo:hi] if prior.shape[0] > 0 else prior
-        ns, st, br = _pursuit_one(M[lo:hi], Q[bi], k, ridge, adaptive, tau, patience,
-                                  pr, gamma, n_fixed,
+    for b in prange(B):
+        bi = np.int64(b)  # typed-list indexing wants a signed index
+        ns, st, br = _pursuit_one(pools[bi], Q[bi], k, ridge, adaptive, tau, patience,
+                                  priors[bi], gamma, n_fixed,
                                   order[bi], weights[bi], losses[bi], gaps[bi])
         n_sel[bi] = ns
         stop[bi] = st

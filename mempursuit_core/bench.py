@@ -56,11 +56,12 @@ def _time(fn, *, min_reps=15, max_reps=400, budget_s=0.4):
 
 _COMPILE_SNIPPET = (
     "import time, numpy as np; t0 = time.perf_counter(); "
-    "from mempursuit_core import select; "
+    "from mempursuit_core import select, select_batch; "
     "rng = np.random.default_rng(0); M = rng.standard_normal((50, 16)).astype(np.float32); "
     "t1 = time.perf_counter(); select(M[0] + 0.1, M, 5); t2 = time.perf_counter(); "
     "select(M[1] + 0.1, M, 5); t3 = time.perf_counter(); "
-    "print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)"
+    "select_batch([M[0], M[1]], [M, M], 5); t4 = time.perf_counter(); "
+    "print((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3)"
 )
 
 
@@ -72,8 +73,9 @@ def compile_cost() -> dict:
         for label in ("cold_cache", "warm_cache"):
             res = subprocess.run([sys.executable, "-c", _COMPILE_SNIPPET], env=env,
                                  capture_output=True, text=True, check=True)
-            imp, first, second = map(float, res.stdout.split())
-            out[label] = {"import_ms": imp, "first_call_ms": first, "second_call_ms": second}
+            imp, first, second, batch = map(float, res.stdout.split())
+            out[label] = {"import_ms": imp, "first_call_ms": first, "second_call_ms": second,
+                          "first_batch_call_ms": batch}
     return out
 
 
@@ -132,7 +134,8 @@ def run(*, quick: bool = False, threads: int | None = None, out: str | Path | No
     echo("numba compile, fresh process: "
          f"empty cache {jit['cold_cache']['first_call_ms']:.0f} ms, "
          f"warm cache {jit['warm_cache']['first_call_ms']:.0f} ms "
-         f"(import {jit['warm_cache']['import_ms']:.0f} ms)")
+         f"(import {jit['warm_cache']['import_ms']:.0f} ms; first select_batch call "
+         f"{jit['warm_cache']['first_batch_call_ms']:.0f} ms)")
     result = {
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "python": platform.python_version(), "cpus": os.cpu_count(),

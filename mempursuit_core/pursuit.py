@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from numba.typed import List as TypedList
+
 from . import _kernel
 
 __all__ = ["PursuitResult", "select", "select_batch"]
@@ -301,26 +303,27 @@ def select_batch(
             raise ValueError(f"queries[{bi}]: {exc}") from None
     sizes = np.array([m.shape[0] for m in mats], dtype=np.int64)
     dtype = np.float32 if all(m.dtype == np.float32 for m in mats) else np.float64
-    if shared is not None:  # one pool for every query: no copy, every query starts at row 0
-        M = shared.astype(dtype, copy=False)
-        starts = np.zeros(B, dtype=np.int64)
-    else:
-        M = np.concatenate([m.astype(dtype, copy=False).reshape(-1, d) for m in mats], axis=0)
-        starts = np.zeros(B, dtype=np.int64)
-        np.cumsum(sizes[:-1], out=starts[1:])
+    # A typed list of the pools themselves: no concatenation, nothing copied unless a pool's
+    # dtype must change or it is empty (reshaped to (0, d)).
+    pool_list = TypedList()
+    for m in mats:
+        pool_list.append(_readonly(m.astype(dtype, copy=False) if m.shape[0]
+                                   else np.empty((0, d), dtype)))
+    prior_list = TypedList()
     if priors is None:
-        prior_all, gamma, keep = _check_extensions(None, gamma, keep, 0)
+        gamma, keep = _check_extensions(None, gamma, keep, 0)[1:]
+        for _ in range(B):
+            prior_list.append(_readonly(_NO_PRIOR))
     else:
+        if shared is not None:
+            raise ValueError("priors need one pool per query, not a shared pool")
         priors = list(priors)
         if len(priors) != B:
             raise ValueError(f"got {B} queries but {len(priors)} priors")
-        prior_all = np.concatenate([
-            _check_extensions(p, gamma, keep, int(sizes[bi]), f"priors[{bi}]")[0]
-            for bi, p in enumerate(priors)
-        ]) if shared is None else None
-        if shared is not None:
-            raise ValueError("priors need one pool per query, not a shared pool")
-        gamma, keep = float(gamma), int(keep)
+        for bi, p in enumerate(priors):
+            arr, gamma_, keep_ = _check_extensions(p, gamma, keep, int(sizes[bi]), f"priors[{bi}]")
+            prior_list.append(_readonly(arr))
+        gamma, keep = gamma_, keep_
     n = max(1, min(k, int(sizes.max())))
     order = np.zeros((B, n), dtype=np.int64)
     weights = np.zeros((B, n))
@@ -333,8 +336,8 @@ def select_batch(
         threads = int(os.environ["MEMPURSUIT_THREADS"])
     with _numba_threads(threads):
         _kernel._pursuit_batch(
-            M, starts, sizes, Q, n, float(ridge), bool(adaptive), float(tau), int(patience),
-            prior_all, gamma, keep, order, weights, losses, gaps, n_sel, stop, bad,
+            pool_list, Q, n, float(ridge), bool(adaptive), float(tau), int(patience),
+            prior_list, gamma, keep, order, weights, losses, gaps, n_sel, stop, bad,
         )
     out = []
     for bi in range(B):
@@ -346,6 +349,13 @@ def select_batch(
             gaps[bi, :t].copy(), _STOP_NAMES[int(stop[bi])], int(sizes[bi]), options,
         ))
     return out
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view (no copy): a typed list needs one array type, read-only or not."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 @contextmanager
