@@ -173,14 +173,8 @@ def _simplex_qp(H, bS, t, alpha, free_list, L, work):
             worst = -1
             worst_val = 0.0
             for i in range(t):
+                # Free entries are exactly those with alpha > 0 here (z > 0 on the free set).
                 if alpha[i] > 0.0 or blocked_after_release[i] != 0.0:
-                    continue
-                is_free = False
-                for a in range(nf):
-                    if free_list[a] == i:
-                        is_free = True
-                        break
-                if is_free:
                     continue
                 g = -bS[i] - mu
                 for c in range(t):

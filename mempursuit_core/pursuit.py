@@ -273,12 +273,9 @@ def select_batch(
     """
     k = _check_options(k, ridge, tau, patience)
     options = dict(ridge=ridge, adaptive=bool(adaptive), tau=tau, patience=int(patience))
-    if isinstance(queries, np.ndarray):
-        if queries.ndim != 2:
-            raise ValueError(f"queries must have shape (B, d), got {queries.shape}")
-        qlist = list(queries)
-    else:
-        qlist = list(queries)
+    if isinstance(queries, np.ndarray) and queries.ndim != 2:
+        raise ValueError(f"queries must have shape (B, d), got {queries.shape}")
+    qlist = list(queries)
     B = len(qlist)
     if isinstance(pools, np.ndarray) and pools.ndim == 2:
         shared = _as_matrix(pools, "pools")
