@@ -42,7 +42,8 @@ from qdrant_client.models import (  # noqa: E402
     VectorParams,
 )
 
-from mempursuit_core import Selection, Selector, get_selector, select  # noqa: E402
+from signal_probe import SignalProbe  # noqa: E402
+from mempursuit_core import Selector, get_selector, select  # noqa: E402
 from mempursuit_lightmem import (  # noqa: E402
     MemPursuitLightMemory,
     StoreDeletionError,
@@ -561,22 +562,9 @@ def test_store_guard_on_lightmem_config_objects(tmp_path):
     client.close()
 
 
-class SignalProbe(Selector):
-    """Records the signals the adapter hands a policy (lexical features and timestamps)."""
-
-    name = "probe"
-
-    def select(self, query, candidates, k, *, native_scores=None, signals=None):
-        self.seen = (len(candidates), np.shape(signals["sparse"]), np.shape(signals["query_sparse"]),
-                     list(signals["timestamps"]), list(signals["texts"]))
-        return Selection(order=np.arange(min(k, len(candidates))))
-
 
 def test_policies_get_lexical_and_time_signals(store, locomo0):
     q = questions(locomo0[1])[4]
     probe = SignalProbe()
     got = MemPursuitLightMemory(store, policy=probe, fallback=False).retrieve(q, limit=10)
-    P, sparse, query_sparse, stamps, texts = probe.seen
-    assert len(got) == 10 and sparse[0] == P == len(stamps) == len(texts)
-    assert sparse[1] == query_sparse[0] > 0
-    assert all(stamps) and all(texts)
+    probe.assert_saw_signals(len(got), 10)

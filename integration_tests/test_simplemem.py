@@ -37,7 +37,8 @@ pytest.importorskip("lancedb", reason="needs the [simplemem] extra")
 
 from simplemem import MemoryEntry  # noqa: E402
 
-from mempursuit_core import Selection, Selector, select  # noqa: E402
+from signal_probe import SignalProbe  # noqa: E402
+from mempursuit_core import Selector, select  # noqa: E402
 from mempursuit_simplemem import (  # noqa: E402
     MemPursuitRetriever,
     enable,
@@ -458,22 +459,9 @@ def test_eval_backend(tmp_path, minilm_path, locomo0):
     backend.close()
 
 
-class SignalProbe(Selector):
-    """Records the signals the adapter hands a policy (lexical features and timestamps)."""
-
-    name = "probe"
-
-    def select(self, query, candidates, k, *, native_scores=None, signals=None):
-        self.seen = (len(candidates), np.shape(signals["sparse"]), np.shape(signals["query_sparse"]),
-                     list(signals["timestamps"]), list(signals["texts"]))
-        return Selection(order=np.arange(min(k, len(candidates))))
-
 
 def test_policies_get_lexical_and_time_signals(semantic_retriever, locomo0):
     q = questions(locomo0[1])[4]
     probe = SignalProbe()
     got = MemPursuitRetriever(semantic_retriever, k=10, policy=probe, fallback=False).retrieve(q)
-    P, sparse, query_sparse, stamps, texts = probe.seen
-    assert len(got) == 10 and sparse[0] == P == len(stamps) == len(texts)
-    assert sparse[1] == query_sparse[0] > 0
-    assert all(stamps) and all(texts)
+    probe.assert_saw_signals(len(got), 10)
