@@ -32,21 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from .pursuit import _as_matrix, _as_vector, _bad_row_error, select
+from .pursuit import _as_matrix, _as_vector, _unit_rows, select
 from .selectors import Selection, Selector, _check_k
 
 __all__ = [
     "AnchoredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
     "rank_prior", "time_buckets",
 ]
-
-
-def _unit_rows(M: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(M, axis=1)
-    bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0)))
-    if bad.size:
-        raise _bad_row_error(int(bad[0]))
-    return M / norms[:, None]
 
 
 def rank_prior(query: Any, candidates: Any) -> np.ndarray:
@@ -66,7 +58,7 @@ def rank_prior(query: Any, candidates: Any) -> np.ndarray:
     if M.shape[0] == 0:
         return np.empty(0)
     q = _as_vector(query, M.shape[1])
-    cos = _unit_rows(M.astype(np.float64, copy=False)) @ q
+    cos = _unit_rows(M) @ q
     return -np.sort(-cos)
 
 
@@ -138,7 +130,7 @@ class JointPursuit(_PoolPolicy):
         if S.shape[0] != P or S.ndim != 2 or qs.shape[0] != S.shape[1]:
             raise ValueError(f"sparse signals have shapes {S.shape} and {qs.shape}; expected "
                              f"({P}, m) and (m,)")
-        dense = _unit_rows(M.astype(np.float64, copy=False))
+        dense = _unit_rows(M)
         # Joint rows are normalised by the kernel; rows and query without lexical overlap keep
         # their dense part only.
         X = np.hstack([dense, self.weight * S])
@@ -187,7 +179,7 @@ class TimePursuit(_PoolPolicy):
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
         buckets = time_buckets(signals, P, self.bucket)
-        dense = _unit_rows(M.astype(np.float64, copy=False))
+        dense = _unit_rows(M)
         if buckets is None or self.weight == 0.0:
             X, y = dense, q
         else:
@@ -209,7 +201,7 @@ class NativeDedup(_PoolPolicy):
 
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
-        U = _unit_rows(M.astype(np.float64, copy=False))
+        U = _unit_rows(M)
         kept, later = [], []
         best = np.full(P, -np.inf)  # max cosine to a kept memory
         for i in range(P):

@@ -119,6 +119,16 @@ def _check_options(k: Any, ridge: float, tau: float, patience: int) -> int:
     return int(k)
 
 
+def _unit_rows(M: np.ndarray) -> np.ndarray:
+    """Rows of a (P, d) matrix scaled to unit length, float64; names the first bad row."""
+    M = M.astype(np.float64, copy=False)
+    norms = np.linalg.norm(M, axis=1)
+    bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0)))
+    if bad.size:
+        raise _bad_row_error(int(bad[0]))
+    return M / norms[:, None]
+
+
 _NO_PRIOR = np.empty(0)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .hookspecs import hookimpl
-from .pursuit import _as_matrix, _as_vector, _bad_row_error, select, select_batch
+from .pursuit import _as_matrix, _as_vector, _unit_rows, select, select_batch
 
 __all__ = [
     "Selection", "Selector", "checked_order", "get_selector", "list_selectors", "resolve_selector",
@@ -166,14 +166,10 @@ class MMRSelector(Selector):
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
         k = _check_k(k)
-        M = _as_matrix(candidates).astype(np.float64)
+        M = _as_matrix(candidates)
         q = _as_vector(query, M.shape[1])
         P = M.shape[0]
-        norms = np.linalg.norm(M, axis=1)
-        bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0)))
-        if bad.size:
-            raise _bad_row_error(int(bad[0]))
-        M = M / norms[:, None]
+        M = _unit_rows(M)
         n = min(k, P)
         rel = M @ q
         redundancy = np.full(P, -np.inf)
