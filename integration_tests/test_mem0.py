@@ -30,7 +30,7 @@ from mem0 import AsyncMemory as Mem0AsyncMemory  # noqa: E402
 from mem0 import Memory as Mem0Memory  # noqa: E402
 
 import mempursuit_mem0  # noqa: E402
-from mempursuit_core import Selection, Selector, select  # noqa: E402
+from mempursuit_core import Selection, Selector, get_selector, select  # noqa: E402
 from mempursuit_core.plugins import UnknownNameError, list_adapters, load_adapter  # noqa: E402
 from mempursuit_mem0 import stores as mp_stores  # noqa: E402
 from mempursuit_mem0.search import collect_pool  # noqa: E402
@@ -516,8 +516,25 @@ def test_qdrant_hybrid_signals_and_named_vectors(hybrid_qdrant, conversation, tu
         got = memory.search(q, filters=filters)["results"]
         order = select(prepared.query_vector, prepared.vectors, K).order
         assert [r["id"] for r in got] == [prepared.ids[i] for i in order]
+        # pursuit-center fuses Mem0's own keyword score (the "lexical" signal), not the pool's.
+        np.testing.assert_allclose(prepared.signals["lexical"], bm25)
+        center = get_selector("pursuit-center").select(
+            prepared.query_vector, prepared.vectors, K, signals=prepared.signals)
+        assert center.info["lexical"] == "signal"
+        mempursuit_mem0.wrap(memory, k=K, policy="pursuit-center")
+        got = memory.search(q, filters=filters)["results"]
+        assert [r["id"] for r in got] == [prepared.ids[i] for i in center.order]
     finally:
         mempursuit_mem0.unbind(memory)
+
+
+def test_dense_only_mem0_has_no_lexical_signal(native_qdrant, conversation):
+    filters = _user(conversation)
+    prepared = collect_pool(native_qdrant, "Melanie painted a sunrise lake", filters, P)
+    assert "lexical" not in prepared.signals  # every bm25_score is 0: the channel is off
+    sel = get_selector("pursuit-center").select(prepared.query_vector, prepared.vectors, K,
+                                                signals=prepared.signals)
+    assert sel.info["lexical"] == "pool" and len(sel.order) == K
 
 
 @pytest.fixture(scope="module")

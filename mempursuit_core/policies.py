@@ -19,6 +19,13 @@ already-selected memories explain:
   reconstruction already draws on look explained, so evidence is composed across time. Buckets
   come from the ``time_buckets`` signal, else ``session_ids``, else the calendar day of
   ``timestamps``; without any of them it is ``pursuit-rank``.
+* ``pursuit-center``: one pursuit step with the pool's centroid as a fixed background atom.
+  Every memory of a conversation shares a common component (speakers, style, topic), and a
+  small embedder's cosines are dominated by it; relevance is measured instead between the
+  query's residual after the centroid and each memory's residual after it. With a lexical
+  signal (the framework's own keyword score, ``"lexical"``, else BM25 over the pool's
+  ``"texts"``) the two are min-max fused with equal weights, like a hybrid store.
+  ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
 * ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
   moved behind the rest.
 
@@ -36,7 +43,7 @@ from .pursuit import _as_matrix, _as_vector, _unit_rows, select
 from .selectors import Selection, Selector, _check_k
 
 __all__ = [
-    "AnchoredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
+    "AnchoredPursuit", "CenteredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
     "rank_prior", "time_buckets",
 ]
 
@@ -144,6 +151,80 @@ class JointPursuit(_PoolPolicy):
         return _result(res)
 
 
+def _minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+
+
+class CenteredPursuit(_PoolPolicy):
+    name = "pursuit-center"
+    description = ("relevance of what the query has beyond the pool's centroid, fused with the "
+                   "framework's (or the pool's) lexical score")
+
+    LEXICAL = ("auto", "signal", "pool", "none")
+
+    def __init__(self, *, lexical: str = "auto", weight: float = 1.0, gamma: float = 0.0,
+                 keep: int = 1, ridge: float = 1e-10):
+        if lexical not in self.LEXICAL:
+            raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
+        if not (math.isfinite(weight) and weight >= 0 and math.isfinite(gamma) and gamma >= 0):
+            raise ValueError(f"weight and gamma must be finite and >= 0, got {weight}, {gamma}")
+        self.lexical, self.weight, self.gamma = lexical, float(weight), float(gamma)
+        self.keep, self.ridge = int(keep), float(ridge)
+
+    def _lexical_scores(self, signals, P: int) -> tuple[np.ndarray | None, str]:
+        signals = signals or {}
+        if self.lexical in ("auto", "signal") and "lexical" in signals:
+            lex = np.asarray(signals["lexical"], dtype=np.float64).ravel()
+            if lex.shape != (P,) or not np.isfinite(lex).all():
+                raise ValueError(f"the 'lexical' signal must hold P={P} finite scores, got "
+                                 f"shape {lex.shape}")
+            if np.ptp(lex) > 0 or self.lexical == "signal":
+                return lex, "signal"
+        if self.lexical == "signal":
+            raise ValueError("pursuit-center(lexical='signal') needs the framework's 'lexical' "
+                             "signal; this adapter gives none (use lexical='auto' or 'pool')")
+        if self.lexical in ("auto", "pool") and "texts" in signals and "query_text" in signals:
+            texts = list(signals["texts"])
+            if len(texts) != P:
+                raise ValueError(f"'texts' has {len(texts)} entries but the pool has P={P}")
+            from .eval.lexical import pool_bm25
+
+            return pool_bm25([str(t) for t in texts], str(signals["query_text"] or "")), "pool"
+        if self.lexical == "pool":
+            raise ValueError("pursuit-center(lexical='pool') needs the 'texts' and 'query_text' "
+                             "signals; none were given")
+        return None, "none"
+
+    def _select(self, q, M, k, signals) -> Selection:
+        P = M.shape[0]
+        U = _unit_rows(M)
+        mu = U.mean(axis=0)
+        # Residuals after the centroid atom; a memory equal to the centroid carries nothing
+        # beyond the background and gets relevance 0 (so does everything when the query is it).
+        R = U - mu
+        r = q - mu
+        rn = np.linalg.norm(R, axis=1)
+        qn = float(np.linalg.norm(r))
+        ok = rn > 1e-9
+        rel = np.zeros(P)
+        if qn > 1e-9:
+            rel[ok] = (R[ok] @ r) / (rn[ok] * qn)
+        lex, source = (None, "none") if self.weight == 0 else self._lexical_scores(signals, P)
+        score = rel if lex is None else _minmax(rel) + self.weight * _minmax(lex)
+        order = np.argsort(-score, kind="stable")
+        info = {"lexical": source}
+        if self.gamma == 0 or qn <= 1e-9 or not ok.any():
+            return Selection(order=order[:k].astype(np.intp), info=info)
+        # pursuit-rank on the centred features, with the fused order as the native order.
+        Rn = np.where(ok[:, None], R / np.where(ok, rn, 1.0)[:, None], U)[order]
+        res = select(r / qn, Rn, k, ridge=self.ridge, prior=rank_prior(r, Rn), gamma=self.gamma,
+                     keep=min(self.keep, k))
+        return Selection(order=order[res.order].astype(np.intp), weights=res.weights,
+                         stopped=res.stop_reason,
+                         info={"losses": res.losses, "gaps": res.gaps, **info})
+
+
 def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
     """One hashable bucket per candidate from the pool's signals, or None when there are none."""
     if not signals:
@@ -221,5 +302,6 @@ FACTORIES = {
     "pursuit-anchor": (AnchoredPursuit, AnchoredPursuit.description),
     "pursuit-joint": (JointPursuit, JointPursuit.description),
     "pursuit-time": (TimePursuit, TimePursuit.description),
+    "pursuit-center": (CenteredPursuit, CenteredPursuit.description),
     "native-dedup": (NativeDedup, NativeDedup.description),
 }

@@ -2,8 +2,10 @@
 
 Adapters hand selectors a :class:`PoolSignals` mapping: a value is computed the first time a
 policy reads it (a policy that needs nothing costs nothing). Keys used by the built-in policies:
-``"texts"`` and ``"timestamps"`` (lists, length P), ``"session_ids"``, ``"sparse"`` (P, m)
-tf-idf rows and ``"query_sparse"`` (m,) over the pool's vocabulary, ``"sparse_terms"``.
+``"texts"`` and ``"timestamps"`` (lists, length P), ``"query_text"``, ``"session_ids"``,
+``"sparse"`` (P, m) tf-idf rows and ``"query_sparse"`` (m,) over the pool's vocabulary,
+``"sparse_terms"``, and ``"lexical"`` (P,): the framework's own keyword score (BM25) where its
+native order uses one.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] 
 
     producers: dict[str, Callable[[], Any]] = {
         "texts": lambda: texts,
+        "query_text": lambda: query,
         "sparse": lambda: tfidf()[0],
         "query_sparse": lambda: tfidf()[1],
         "sparse_terms": lambda: tfidf()[2],

@@ -79,6 +79,12 @@ def test_hybrid_is_equal_weight_minmax_of_dense_and_bm25():
     assert p.uids == expected
     assert np.allclose(p.native_scores, np.sort(combined)[::-1])
     assert np.allclose(p.signals["bm25"], bm25[np.argsort(-combined, kind="stable")])
+    # the hybrid store's keyword channel is its "lexical" signal; a dense store has none
+    assert np.allclose(p.signals["lexical"], p.signals["bm25"])
+    assert p.signals["query_text"] == "red apple?"
+    dense_store = PlainStore(native="dense")
+    dense_store.build(_units(texts), embedder=emb)
+    assert "lexical" not in dense_store.pool("g", "red apple?", 5).signals
     with pytest.raises(ValueError, match="native order"):
         PlainStore(native="sparse")
 

@@ -88,7 +88,8 @@ def test_native_dedup_moves_copies_last(rng):
     assert order[0] == 0 and order[-1] == 1 and sorted(order) == list(range(11))
 
 
-@pytest.mark.parametrize("name", ["pursuit-rank", "pursuit-anchor", "pursuit-time", "native-dedup"])
+@pytest.mark.parametrize("name", ["pursuit-rank", "pursuit-anchor", "pursuit-time", "native-dedup",
+                                  "pursuit-center"])
 def test_policies_handle_edge_pools(name, rng):
     sel = get_selector(name)
     assert len(sel.select(np.ones(4), np.empty((0, 4)), 3).order) == 0
@@ -115,3 +116,94 @@ def test_pool_signals_are_lazy_and_feed_pursuit_joint(rng):
     M = rng.standard_normal((5, 8))
     order = get_selector("pursuit-joint", weight=3.0).select(rng.standard_normal(8), M, 2, signals=sig).order
     assert order[0] in (0, 2)  # the memories sharing the query's terms "caroline" / "dog"
+
+
+def _background_pool():
+    """Every memory carries the same background e0; memories 0-2 are (almost) nothing else,
+    memory 3 is the one about the query's topic e1, memories 4-17 are about other topics."""
+    E = np.eye(24)
+    M = np.stack([E[0], E[0] + 0.05 * E[20], E[0] + 0.05 * E[21]]
+                 + [E[0] + 0.5 * E[i] for i in range(1, 16)])
+    return E[0] + 0.15 * E[1], M
+
+
+def _centred_relevance(q, M):
+    U = M / np.linalg.norm(M, axis=1, keepdims=True)
+    mu = U.mean(axis=0)
+    R, r = U - mu, q / np.linalg.norm(q) - mu
+    return R @ r / (np.linalg.norm(R, axis=1) * np.linalg.norm(r))
+
+
+def test_pursuit_center_measures_relevance_beyond_the_background():
+    q, M = _background_pool()
+    raw = np.argsort(-(M @ q / np.linalg.norm(M, axis=1)), kind="stable")
+    assert raw[:4].tolist() == [0, 1, 2, 3]  # raw cosine: the generic memories first
+    sel = get_selector("pursuit-center").select(q, M, 18)
+    assert sel.order[0] == 3 and sel.info["lexical"] == "none"
+    np.testing.assert_array_equal(sel.order, np.argsort(-_centred_relevance(q, M), kind="stable"))
+    # the paper's rule starts from the raw cosine: its first pick is a generic memory
+    assert select(q, M, 1).order[0] == 0
+
+
+def test_pursuit_center_fuses_the_frameworks_lexical_signal():
+    q, M = _background_pool()
+    lexical = np.zeros(18)
+    lexical[[10, 12]] = [5.0, 1.0]
+    sel = get_selector("pursuit-center", weight=3.0).select(q, M, 3, signals={"lexical": lexical})
+    assert sel.info["lexical"] == "signal" and sel.order[0] == 10
+    with_zero_weight = get_selector("pursuit-center", weight=0.0).select(
+        q, M, 3, signals={"lexical": lexical})
+    assert with_zero_weight.order[0] == 3 and with_zero_weight.info["lexical"] == "none"
+    # a constant signal (the framework's keyword channel found nothing) carries no order
+    flat = get_selector("pursuit-center").select(q, M, 3, signals={"lexical": np.ones(18)})
+    assert flat.info["lexical"] == "none" and flat.order[0] == 3
+    with pytest.raises(ValueError, match="P=18 finite"):
+        get_selector("pursuit-center").select(q, M, 3, signals={"lexical": np.ones(5)})
+    with pytest.raises(ValueError, match="lexical='auto'"):
+        get_selector("pursuit-center", lexical="signal").select(q, M, 3, signals={})
+
+
+def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
+    from mempursuit_core.eval.lexical import LexicalIndex, pool_bm25
+    from mempursuit_core.signals import pool_signals
+
+    q, M = _background_pool()
+    M = M[:6]
+    texts = ["hello there", "we adopted a puppy", "the weather was fine", "new job at the bank",
+             "Rex the puppy chewed a shoe", "pottery class"]
+    query = "What did the puppy Rex chew?"
+    bm25 = pool_bm25(texts, query)
+    np.testing.assert_allclose(bm25, LexicalIndex(texts).bm25(query))
+    assert bm25.argmax() == 4
+    sel = get_selector("pursuit-center").select(q, M, 6, signals=pool_signals(texts, query))
+    assert sel.info["lexical"] == "pool"
+    rel = _centred_relevance(q, M)
+    mm = lambda x: (x - x.min()) / (x.max() - x.min())
+    np.testing.assert_array_equal(sel.order, np.argsort(-(mm(rel) + mm(bm25)), kind="stable"))
+    with pytest.raises(ValueError, match="'texts' and 'query_text'"):
+        get_selector("pursuit-center", lexical="pool").select(q, M, 3, signals={"texts": texts})
+    with pytest.raises(ValueError, match="lexical must be one of"):
+        get_selector("pursuit-center", lexical="bm25")
+    with pytest.raises(ValueError, match=">= 0"):
+        get_selector("pursuit-center", weight=-1.0)
+
+
+def test_pursuit_center_with_gamma_composes_on_centred_features(rng):
+    q, M = clustered(rng, P=60, d=32)
+    base = get_selector("pursuit-center").select(q, M, 15).order
+    tiny = get_selector("pursuit-center", gamma=1e-9).select(q, M, 15).order
+    np.testing.assert_array_equal(base, tiny)
+    composed = get_selector("pursuit-center", gamma=1.0).select(q, M, 15)
+    assert composed.order[0] == base[0] and len(set(composed.order.tolist())) == 15
+    assert composed.weights is not None and composed.weights.sum() == pytest.approx(1.0)
+
+
+def test_pursuit_center_keeps_copies_and_degenerate_pools():
+    q, M = _background_pool()
+    dup = np.concatenate([M, M[3:4]])
+    order = get_selector("pursuit-center").select(q, dup, 19).order.tolist()
+    assert sorted(order) == list(range(19)) and {order[0], order[1]} == {3, 18}
+    assert get_selector("pursuit-center").select(q, M[:1], 5).order.tolist() == [0]
+    same = np.repeat(M[1:2], 4, axis=0)  # every memory is the centroid: native order
+    assert get_selector("pursuit-center").select(q, same, 3).order.tolist() == [0, 1, 2]
+    assert get_selector("pursuit-center").select(M.mean(0), M, 3).order.tolist() == [0, 1, 2]

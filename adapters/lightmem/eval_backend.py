@@ -192,6 +192,7 @@ class LightMemBackend:
                     native_scores=pool.scores, signals={
                         "dense": pool.scores,
                         "texts": [units[u].text for u in uids],
+                        "query_text": query,
                         "timestamps": [units[u].timestamp for u in uids],
                         "session_ids": [units[u].session_id for u in uids],
                     })

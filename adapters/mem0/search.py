@@ -422,7 +422,10 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
     if all(isinstance(d, dict) for d in details):
         for key, name in (("semantic_score", "dense"), ("bm25_score", "bm25"), ("entity_boost", "entity")):
             eager[name] = np.array([float(d.get(key) or 0.0) for d in details], dtype=np.float64)
+        if np.ptp(eager["bm25"]) > 0:  # Mem0's keyword channel ran (else every bm25_score is 0)
+            eager["lexical"] = eager["bm25"]
     lazy: dict[str, Callable[[], Any]] = {
+        "query_text": lambda: query,
         "timestamps": lambda: [item.get("created_at") for item in pool],
         "texts": lambda: [item.get("memory") for item in pool],
     }

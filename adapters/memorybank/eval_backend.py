@@ -116,6 +116,7 @@ class MemoryBankBackend:
             signals={
                 "dense": dense.astype(np.float64),
                 "texts": [u.text for u in members],
+                "query_text": query,
                 "timestamps": [u.timestamp for u in members],
                 "session_ids": [u.session_id for u in members],
             },

@@ -14,12 +14,13 @@ frequencies, lengths and idf are that group's.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tokenize", "LexicalIndex", "STOP_WORDS"]
+__all__ = ["tokenize", "LexicalIndex", "STOP_WORDS", "pool_bm25"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -38,6 +39,42 @@ wasn weren won wouldn shouldn couldn hasn haven hadn aren
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens without stop words."""
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _term_counts(text: str) -> tuple[dict[str, int], int]:
+    counts: dict[str, int] = {}
+    toks = tokenize(text)
+    for t in toks:
+        counts[t] = counts.get(t, 0) + 1
+    return counts, len(toks)
+
+
+def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+    """BM25 of ``query`` against ``texts`` with the texts themselves as the collection.
+
+    Equal to ``LexicalIndex(texts).bm25(query)``, but touches only the query's terms and keeps
+    each text's term counts in a bounded cache, so scoring a pool whose memories were seen
+    before costs dictionary lookups (memories recur across a store's queries).
+
+    Returns
+    -------
+    ndarray of float64, shape (N,)
+    """
+    terms = list(dict.fromkeys(tokenize(query)))
+    N = len(texts)
+    if not terms or N == 0:
+        return np.zeros(N)
+    tf = np.empty((N, len(terms)))
+    lengths = np.empty(N)
+    for i, text in enumerate(texts):
+        counts, lengths[i] = _term_counts(text)
+        tf[i] = [counts.get(t, 0) for t in terms]
+    df = (tf > 0).sum(axis=0)
+    idf = np.log1p((N - df + 0.5) / (df + 0.5))
+    avgdl = float(lengths.mean()) if lengths.mean() > 0 else 1.0
+    norm = k1 * (1.0 - b + b * lengths / avgdl)
+    return (tf * (k1 + 1.0) / (tf + norm[:, None])) @ idf
 
 
 class LexicalIndex:

@@ -9,8 +9,9 @@ Native orders (``native=``):
 Every pool carries lazily computed signals for read policies (:class:`PoolSignals`):
 ``"dense"`` (P,) cosine, ``"bm25"`` (P,) raw BM25, ``"sparse"`` (P, m) tf-idf rows,
 ``"query_sparse"`` (m,), ``"sparse_terms"`` (m column terms), ``"timestamps"`` and
-``"session_ids"`` (lists, length P), ``"texts"`` (list, length P). Nothing is computed unless a
-policy reads it.
+``"session_ids"`` (lists, length P), ``"texts"`` (list, length P), ``"query_text"``, and for the
+hybrid order ``"lexical"`` (the same BM25: the store's own keyword channel, which a dense-only
+store does not have). Nothing is computed unless a policy reads it.
 """
 
 from __future__ import annotations
@@ -171,9 +172,12 @@ class PlainStore:
             return state["tfidf"]
 
         units = self._units
+        native_lexical = {"lexical": bm25} if self.native == "hybrid" else {}
         return PoolSignals({
             "dense": lambda: dense[order].astype(np.float64),
             "bm25": bm25,
+            **native_lexical,
+            "query_text": lambda: query,
             "sparse": lambda: tfidf()[0],
             "query_sparse": lambda: tfidf()[1],
             "sparse_terms": lambda: tfidf()[2],
