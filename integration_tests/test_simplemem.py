@@ -38,7 +38,7 @@ pytest.importorskip("lancedb", reason="needs the [simplemem] extra")
 from simplemem import MemoryEntry  # noqa: E402
 
 from signal_probe import SignalProbe  # noqa: E402
-from mempursuit_core import Selector, select  # noqa: E402
+from mempursuit_core import Selection, Selector, select  # noqa: E402
 from mempursuit_simplemem import (  # noqa: E402
     MemPursuitRetriever,
     enable,
@@ -465,3 +465,97 @@ def test_policies_get_lexical_and_time_signals(semantic_retriever, locomo0):
     probe = SignalProbe()
     got = MemPursuitRetriever(semantic_retriever, k=10, policy=probe, fallback=False).retrieve(q)
     probe.assert_saw_signals(len(got), 10)
+
+
+# --------------------------------------------------------------------------------------------
+# SimpleMem's keyword channel as the "lexical" signal (pursuit-center)
+# --------------------------------------------------------------------------------------------
+
+class LexicalProbe(Selector):
+    """Keeps the native first ``k``; records the signals and, if ``read``, the lexical scores."""
+
+    name = "lexical-probe"
+
+    def __init__(self, read=True):
+        self.read = read
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None):
+        self.signals = signals
+        self.lexical = np.array(signals["lexical"]) if self.read else None
+        return Selection(order=np.arange(min(k, len(candidates))))
+
+
+def direct_fts(table, query):
+    """Every row's BM25 for ``query`` straight from LanceDB's full-text index: {entry_id: score}."""
+    rows = (table.search(query, query_type="fts").select(["entry_id", "_score"])
+            .limit(table.count_rows()).to_arrow())
+    return dict(zip(rows.column("entry_id").to_pylist(), rows.column("_score").to_pylist()))
+
+
+def test_lexical_signal_is_lancedb_fts_score_in_pool_order(store, semantic_retriever, locomo0):
+    ensure_fts_index(store)
+    matched = unmatched = 0
+    # LoCoMo questions name a speaker (every entry matches); short topic queries leave some out
+    for q in questions(locomo0[1], 4) + ["pottery class", "adoption agencies"]:
+        probe = LexicalProbe()
+        details = MemPursuitRetriever(semantic_retriever, k=10, policy=probe,
+                                      fallback=False).select(q)
+        direct = direct_fts(store.table, q)
+        expected = [direct.get(eid, 0.0) for eid in ids(details.pool.entries)]
+        assert probe.lexical.shape == (60,) and probe.lexical.dtype == np.float64
+        assert np.allclose(probe.lexical, expected, rtol=1e-6, atol=0)
+        matched += int((probe.lexical > 0).sum())
+        unmatched += int((probe.lexical == 0).sum())
+        # what SimpleMem's own keyword search (query as its keyword list) finds scores > 0
+        pool_pos = {eid: i for i, eid in enumerate(ids(details.pool.entries))}
+        for e in store.keyword_search([q], top_k=5):
+            if e.entry_id in pool_pos:
+                assert probe.lexical[pool_pos[e.entry_id]] > 0
+    assert matched > 0 and unmatched > 0
+
+
+def test_lexical_signal_is_lazy(store, semantic_retriever, locomo0):
+    ensure_fts_index(store)
+    probe = LexicalProbe(read=False)
+    MemPursuitRetriever(semantic_retriever, k=5, policy=probe).select(questions(locomo0[1])[0])
+    assert "lexical" not in probe.signals.computed()
+    assert "lexical" in probe.signals and "lexical" in probe.signals.computed()
+
+
+def test_pursuit_center_uses_simplemems_keyword_scores(store, semantic_retriever, locomo0):
+    from mempursuit_core.policies import CenteredPursuit
+
+    ensure_fts_index(store)
+    wrapped = MemPursuitRetriever(semantic_retriever, k=10, policy="pursuit-center",
+                                  fallback=False)
+    for q in questions(locomo0[1], 4):
+        details = wrapped.select(q)
+        assert details.selection.info["lexical"] == "signal"
+        pool = details.pool
+        direct = direct_fts(store.table, q)
+        lex = np.array([direct.get(eid, 0.0) for eid in pool.entry_ids])
+        assert np.ptp(lex) > 0
+        alone = CenteredPursuit().select(pool.query_vector, pool.vectors, 10,
+                                         signals={"lexical": lex})
+        assert ids(details.entries) == [pool.entries[i].entry_id for i in alone.order]
+
+
+def test_missing_fts_index_falls_back_to_pool_bm25(tmp_path, embedding_model, locomo0, caplog):
+    from simplemem.core.hybrid_retriever import HybridRetriever
+
+    store = build_store(tmp_path / "nofts", embedding_model, locomo0[0][:80])
+    for index in store.table.list_indices():  # a lancedb that still builds SimpleMem's index
+        store.table.drop_index(index.name)
+    assert not has_fts_index(store)
+    retriever = HybridRetriever(llm_client=None, vector_store=store, semantic_top_k=30,
+                                enable_planning=False, enable_reflection=False)
+    wrapped = MemPursuitRetriever(retriever, k=10, policy="pursuit-center", fallback=False)
+    with caplog.at_level(logging.WARNING, logger="mempursuit_simplemem"):
+        for q in questions(locomo0[1], 3):
+            details = wrapped.select(q)
+            assert len(details.entries) == 10 and details.fallback_reason is None
+            assert details.selection.info["lexical"] == "pool"
+    warned = [r for r in caplog.records if "keyword search failed" in r.getMessage()]
+    assert len(warned) == 1 and "ensure_fts_index" in warned[0].getMessage()
+    ensure_fts_index(store)
+    assert wrapped.select(questions(locomo0[1])[0]).selection.info["lexical"] == "signal"

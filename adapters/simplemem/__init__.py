@@ -15,6 +15,7 @@ from .adapter import (
     ensure_fts_index,
     fetch_vectors,
     has_fts_index,
+    keyword_scores,
     lance_table,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "ensure_fts_index",
     "fetch_vectors",
     "has_fts_index",
+    "keyword_scores",
     "lance_table",
 ]

@@ -31,6 +31,10 @@ Private SimpleMem details this module relies on (read in simplemem 0.1.0 and the
 ``VectorStore.embedding_model.encode_single(text, is_query=True)`` (the embedding its semantic
 search uses; normalised); the LanceDB table's ``entry_id`` and ``vector`` columns
 (``VectorStore._init_table``).
+
+Lexical signal: policies that read ``signals["lexical"]`` (``pursuit-center``) get SimpleMem's
+keyword-channel score of each pool entry, BM25 from the table's full-text index on
+``lossless_restatement`` (:func:`keyword_scores`), computed only when a policy reads it.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -54,6 +59,7 @@ __all__ = [
     "ensure_fts_index",
     "fetch_vectors",
     "has_fts_index",
+    "keyword_scores",
     "lance_table",
 ]
 
@@ -232,6 +238,86 @@ def ensure_fts_index(store: Any, column: str = FTS_COLUMN) -> bool:
     return True
 
 
+def keyword_scores(store: Any, query: str, entry_ids: Sequence[str], *,
+                   chunk: int = 500) -> np.ndarray:
+    """SimpleMem's keyword-channel score (LanceDB full-text BM25, ``_score``) of each entry.
+
+    SimpleMem's keyword search is ``table.search(" ".join(keywords))`` on the full-text index
+    of ``lossless_restatement``, with keywords an LLM extracted from the question (its fallback
+    when none come back: the question itself). No LLM is called here: the query text is the
+    keyword string. As in SimpleMem the search names no column (the table's full-text index is
+    on ``lossless_restatement``; naming one would make lancedb scan an unindexed column where
+    SimpleMem's search fails). It is prefiltered to ``entry_ids``; BM25 statistics are the
+    index's (the whole table), so a score does not depend on which other entries are asked for.
+
+    Parameters
+    ----------
+    store : SimpleMem ``VectorStore`` or LanceDB table
+    query : str
+    entry_ids : sequence of str, length n
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The score of each id in the order given; 0.0 where the query matches no term of it
+        (and everywhere for a query of stop words only).
+
+    Raises
+    ------
+    Exception
+        LanceDB's error when the table has no full-text index (see :func:`ensure_fts_index`)
+        or the search fails.
+    """
+    table = lance_table(store)
+    ids = [str(i) for i in entry_ids]
+    unique = list(dict.fromkeys(ids))
+    found: dict[str, float] = {}
+    for start in range(0, len(unique), chunk):
+        part = unique[start:start + chunk]
+        rows = (table.search(query, query_type="fts")
+                .where(f"entry_id IN ({', '.join(_quote(i) for i in part)})", prefilter=True)
+                .select(["entry_id", "_score"]).limit(len(part)).to_arrow())
+        for eid, score in zip(rows.column("entry_id").to_pylist(),
+                              rows.column("_score").to_pylist()):
+            found[eid] = max(found.get(eid, 0.0), float(score))  # an id stored twice: best row
+    return np.array([found.get(i, 0.0) for i in ids], dtype=np.float64)
+
+
+class _WithOptionalSignal(Mapping):
+    """``base`` signals plus one key whose value is produced on first use; a producer that
+    returns None leaves the key absent (``key in signals`` is then False)."""
+
+    def __init__(self, base: Mapping, key: str, producer: Callable[[], Any]):
+        self._base, self._key, self._producer = base, key, producer
+        self._done, self._value = False, None
+
+    def _get(self) -> Any:
+        if not self._done:
+            self._value, self._done = self._producer(), True
+        return self._value
+
+    def __getitem__(self, key: str) -> Any:
+        if key != self._key:
+            return self._base[key]
+        value = self._get()
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (k for k in self._base if k != self._key)
+        if self._get() is not None:
+            yield self._key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def computed(self) -> list[str]:
+        """Keys computed so far (what policies actually read)."""
+        done = list(getattr(self._base, "computed", list)())
+        return done + [self._key] if self._done else done
+
+
 # --------------------------------------------------------------------------------------------
 # The wrapper
 # --------------------------------------------------------------------------------------------
@@ -280,6 +366,7 @@ class MemPursuitRetriever:
         self.selector = resolve_selector(policy, **policy_options)
         self.deterministic = bool(deterministic)
         self.fallback = bool(fallback)
+        self._warned_lexical = False
 
     def __getattr__(self, name: str) -> Any:
         if name == "retriever":
@@ -363,10 +450,10 @@ class MemPursuitRetriever:
             pool = self.pool_from(query, native)
             if not len(pool):
                 return SimpleMemSelection(entries=[], pool=pool, native=native)
-            signals = pool_signals(
+            signals = _WithOptionalSignal(pool_signals(
                 [getattr(e, "lossless_restatement", "") or "" for e in pool.entries], query,
                 timestamps=[getattr(e, "timestamp", None) for e in pool.entries],
-            )
+            ), "lexical", lambda: self._lexical(query, pool))
             selection = self.selector.select(pool.query_vector, pool.vectors, k, signals=signals)
             order = checked_order(selection, k, len(pool), self.selector)
             return SimpleMemSelection(entries=[pool.entries[i] for i in order], pool=pool,
@@ -381,6 +468,27 @@ class MemPursuitRetriever:
             )
             return SimpleMemSelection(entries=native[:k], pool=pool, native=native,
                                       fallback_reason=reason)
+
+    def _lexical(self, query: str, pool: SimpleMemPool) -> np.ndarray | None:
+        """The ``"lexical"`` signal, shape (P,), or None (logged once) when SimpleMem's keyword
+        search cannot run: policies then use their own lexical score (pursuit-center: BM25
+        over the pool's texts)."""
+        try:
+            return keyword_scores(self.vector_store, query, pool.entry_ids)
+        except Exception as exc:  # noqa: BLE001 - a missing signal must not cost the selection
+            if not self._warned_lexical:
+                self._warned_lexical = True
+                try:
+                    missing = not has_fts_index(self.vector_store)
+                except Exception:  # noqa: BLE001
+                    missing = False
+                fix = ("the table has no full-text index on %r; create it once with "
+                       "mempursuit_simplemem.ensure_fts_index(vector_store)" % FTS_COLUMN
+                       if missing else "check the LanceDB table")
+                logger.warning("SimpleMem's keyword search failed (%s: %s): no 'lexical' signal, "
+                               "policies fall back to their own lexical score; %s",
+                               type(exc).__name__, exc, fix)
+            return None
 
     def select(self, query: str, enable_reflection: bool | None = None, *, k: int | None = None
                ) -> SimpleMemSelection:
