@@ -187,6 +187,7 @@ class SimpleMemBackend:
         signals = {
             "dense": dense,
             "texts": [units[u].text for u in uids],
+            "query_text": query,
             "timestamps": [units[u].timestamp for u in uids],
             "session_ids": [units[u].session_id for u in uids],
         }
