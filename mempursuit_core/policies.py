@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .pursuit import _as_matrix, _as_vector, _unit_rows, select
+from .pursuit import _as_matrix, _as_vector, _bad_row_error, _unit_rows, select
 from .selectors import Selection, Selector, _check_k
 
 __all__ = [
@@ -198,24 +198,34 @@ class CenteredPursuit(_PoolPolicy):
 
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
-        U = _unit_rows(M)
-        mu = U.mean(axis=0)
-        # Residuals after the centroid atom; a memory equal to the centroid carries nothing
-        # beyond the background and gets relevance 0 (so does everything when the query is it).
-        R = U - mu
-        r = q - mu
-        rn = np.linalg.norm(R, axis=1)
-        qn = float(np.linalg.norm(r))
-        ok = rn > 1e-9
+        X = M.astype(np.float64, copy=False)
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0)))
+        if bad.size:
+            raise _bad_row_error(int(bad[0]))
+        # With unit rows u_i, centroid mu and residuals u_i - mu, q - mu (never formed):
+        # (u_i - mu).(q - mu) = u_i.q - u_i.mu - mu.q + mu.mu and |u_i - mu|^2 = 1 - 2 u_i.mu + mu.mu.
+        mu = (X.T @ (1.0 / norms)) / P
+        Y = (X @ np.stack([q, mu], axis=1)) / norms[:, None]
+        mm, mq = float(mu @ mu), float(mu @ q)
+        rn2 = 1.0 - 2.0 * Y[:, 1] + mm
+        qn2 = 1.0 - 2.0 * mq + mm
+        # A memory at the centroid carries nothing beyond the background: relevance 0 (so does
+        # everything when the query is the centroid).
+        ok = rn2 > 1e-12
         rel = np.zeros(P)
-        if qn > 1e-9:
-            rel[ok] = (R[ok] @ r) / (rn[ok] * qn)
+        if qn2 > 1e-12:
+            rel[ok] = (Y[ok, 0] - Y[ok, 1] - mq + mm) / np.sqrt(rn2[ok] * qn2)
         lex, source = (None, "none") if self.weight == 0 else self._lexical_scores(signals, P)
         score = rel if lex is None else _minmax(rel) + self.weight * _minmax(lex)
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
-        if self.gamma == 0 or qn <= 1e-9 or not ok.any():
+        if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():
             return Selection(order=order[:k].astype(np.intp), info=info)
+        U = X / norms[:, None]
+        R, r = U - mu, q - mu
+        rn = np.sqrt(np.maximum(rn2, 0.0))
+        qn = math.sqrt(qn2)
         # pursuit-rank on the centred features, with the fused order as the native order.
         Rn = np.where(ok[:, None], R / np.where(ok, rn, 1.0)[:, None], U)[order]
         res = select(r / qn, Rn, k, ridge=self.ridge, prior=rank_prior(r, Rn), gamma=self.gamma,

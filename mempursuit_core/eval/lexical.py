@@ -65,11 +65,14 @@ def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0
     N = len(texts)
     if not terms or N == 0:
         return np.zeros(N)
-    tf = np.empty((N, len(terms)))
-    lengths = np.empty(N)
-    for i, text in enumerate(texts):
-        counts, lengths[i] = _term_counts(text)
-        tf[i] = [counts.get(t, 0) for t in terms]
+    flat: list[int] = []
+    sizes: list[int] = []
+    for text in texts:
+        counts, n = _term_counts(text)
+        sizes.append(n)
+        flat.extend([counts.get(t, 0) for t in terms])
+    tf = np.array(flat, dtype=np.float64).reshape(N, len(terms))
+    lengths = np.array(sizes, dtype=np.float64)
     df = (tf > 0).sum(axis=0)
     idf = np.log1p((N - df + 0.5) / (df + 0.5))
     avgdl = float(lengths.mean()) if lengths.mean() > 0 else 1.0

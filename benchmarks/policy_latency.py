@@ -1,0 +1,108 @@
+"""Per-query cost of every registered read policy at P = 200 (one thread).
+
+Pools are LoCoMo turns (their real texts, for the policies that read words) with random unit
+vectors of dimension ``--dim`` in place of embeddings (the cost does not depend on their
+values); every policy gets the same pools, the same query vector and the same lazy signals a
+dense-only adapter hands over (``pool_signals``: texts, query text, timestamps, session ids).
+``pursuit-center`` is timed twice: scoring words of memories it has not seen before
+(``cold``: its term-count cache cleared before every query) and of memories seen before
+(``warm``: what a live store's recurring memories cost). Prints a table of median / p95
+milliseconds and the ratio to ``mempursuit``, and writes JSON.
+
+    python benchmarks/policy_latency.py --queries 300 --out benchmarks/results/policy_latency.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from mempursuit_core import get_selector, list_selectors  # noqa: E402
+from mempursuit_core.eval.datasets import load_dataset  # noqa: E402
+from mempursuit_core.eval.lexical import _term_counts  # noqa: E402
+from mempursuit_core.signals import pool_signals  # noqa: E402
+
+SKIP = {"mempursuit-adaptive"}  # same kernel as mempursuit, stops early
+
+
+def pools(data: str, n: int, P: int, d: int, seed: int):
+    ds = load_dataset("locomo", data, units="turns")
+    rng = np.random.default_rng(seed)
+    by_group: dict[str, list] = {}
+    for u in ds.units:
+        by_group.setdefault(u.group, []).append(u)
+    questions = [q for q in ds.questions if len(by_group.get(q.group, [])) >= P]
+    out = []
+    for q in rng.choice(questions, size=min(n, len(questions)), replace=False):
+        units = by_group[q.group]
+        pick = rng.choice(len(units), size=P, replace=False)
+        members = [units[i] for i in pick]
+        M = rng.standard_normal((P, d)).astype(np.float32)
+        M /= np.linalg.norm(M, axis=1, keepdims=True)
+        qv = rng.standard_normal(d)
+        out.append((q.text, qv / np.linalg.norm(qv), M, members))
+    return out
+
+
+def measure(name: str, sel, work, k: int, cold: bool = False) -> list[float]:
+    times = []
+    for text, qv, M, members in work:
+        signals = pool_signals([u.text for u in members], text,
+                               timestamps=[u.timestamp for u in members],
+                               session_ids=[u.session_id for u in members])
+        if cold:
+            _term_counts.cache_clear()
+        t0 = time.perf_counter()
+        sel.select(qv, M, k, signals=signals)
+        times.append(1e3 * (time.perf_counter() - t0))
+    return times
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"
+                                          / "locomo" / "locomo10.json"))
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--pool", type=int, default=200)
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--k", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+
+    work = pools(args.data, args.queries, args.pool, args.dim, args.seed)
+    rows = []
+    names = [n for n in list_selectors() if n not in SKIP]
+    for name in names:
+        sel = get_selector(name)
+        measure(name, sel, work[:5], args.k)  # compile / warm up
+        variants = [(name, False)] + ([(f"{name} (cold)", True)] if name == "pursuit-center" else [])
+        for label, cold in variants:
+            t = np.asarray(measure(name, sel, work, args.k, cold))
+            rows.append({"policy": label, "median_ms": float(np.median(t)),
+                         "p95_ms": float(np.percentile(t, 95))})
+    ref = next(r["median_ms"] for r in rows if r["policy"] == "mempursuit")
+    print(f"P={args.pool}, d={args.dim}, K={args.k}, {len(work)} LoCoMo queries, one thread")
+    print(f"{'policy':28s} {'median ms':>10s} {'p95 ms':>8s} {'x mempursuit':>13s}")
+    for r in rows:
+        r["ratio"] = r["median_ms"] / ref
+        print(f"{r['policy']:28s} {r['median_ms']:10.3f} {r['p95_ms']:8.3f} {r['ratio']:13.2f}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"pool": args.pool, "dim": args.dim, "k": args.k,
+                                        "queries": len(work), "machine": platform.platform(),
+                                        "python": sys.version.split()[0], "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
