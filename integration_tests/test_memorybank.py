@@ -215,6 +215,9 @@ def test_pool_size_and_other_selectors(emily):
     assert 1 <= len(adaptive.seeds) <= 20
     with pytest.raises(UnknownNameError, match="unknown selector 'nope'"):
         emily.read(q, 2, selector="nope")
+    # MemoryBank keeps no keyword index: pursuit-center scores the pool's own texts
+    center = emily.read(q, 5, selector="pursuit-center")
+    assert center.selection.info["lexical"] == "pool" and len(center.seeds) == 5
 
 
 def test_pursuit_reads_vectors_from_the_index_not_the_embedder():
