@@ -157,6 +157,28 @@ def _minmax(x: np.ndarray) -> np.ndarray:
 
 
 class CenteredPursuit(_PoolPolicy):
+    """The first pursuit step with the pool's centroid as the starting reconstruction.
+
+    The paper's rule starts from an empty reconstruction, so its first pick is the raw cosine;
+    after that, with weights summing to one, its residual is the same whether or not every
+    memory is shifted by a common vector. Starting from the centroid ``mu`` of the pool's unit
+    rows instead, relevance is ``cos(u_i - mu, q - mu)``: what memory ``i`` and the query have
+    beyond what every memory of the pool shares.
+
+    Parameters
+    ----------
+    lexical : {"auto", "signal", "pool", "none"}
+        ``"auto"``: the framework's own keyword score (the ``"lexical"`` signal) when it varies
+        over the pool, else BM25 over the pool's ``"texts"`` for ``"query_text"``, else none.
+        ``"signal"`` / ``"pool"`` insist on one of them (ValueError when missing).
+    weight : float
+        Weight of the min-max normalised lexical score against the min-max normalised centred
+        relevance (1 = equal, like a hybrid store). 0 uses relevance only.
+    gamma, keep, ridge : float, int, float
+        With ``gamma > 0`` the fused order is the prior of ``pursuit-rank`` on the centred unit
+        features (``keep`` first picks fixed); 0 returns the fused order.
+    """
+
     name = "pursuit-center"
     description = ("relevance of what the query has beyond the pool's centroid, fused with the "
                    "framework's (or the pool's) lexical score")
