@@ -49,8 +49,10 @@ def test_dense_order_ties_by_insertion_and_size_cap():
     assert store.pool("g", "q", 50).uids == ["g/0", "g/2", "g/3", "g/1"]
     with pytest.raises(KeyError, match="no units in group"):
         store.pool("other", "q", 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="pool size must be >= 1, got 0"):
         store.pool("g", "q", 0)
+    with pytest.raises(RuntimeError, match="build\\(\\) the store"):
+        PlainStore().pool("g", "q", 3)
 
 
 def test_groups_are_separate_and_duplicates_rejected():

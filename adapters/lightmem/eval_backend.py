@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool
+from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 
 from .adapter import MemPursuitLightMemory
 
@@ -172,18 +172,13 @@ class LightMemBackend:
     def pool(self, group: str, query: str, size: int, *,
              query_vector: np.ndarray | None = None) -> Pool:
         """LightMem's native top-``size`` within ``group``, with stored vectors."""
-        if self._text_embedder is None:
-            raise RuntimeError("build() the store before asking for pools")
-        if int(size) < 1:
-            raise ValueError(f"pool size must be >= 1, got {size}")
-        memory = self._memories.get(group)
-        if memory is None:
-            raise KeyError(f"unknown group {group!r}")
+        size = checked_pool_size(self._text_embedder is not None, size)
+        memory = group_entry(self._memories, group)
         if query_vector is not None:
             self._text_embedder.prefill([query], np.asarray(query_vector)[None, :])
         try:
             pool = MemPursuitLightMemory(memory, policy="native", fallback=False).pool(
-                query, size=int(size))
+                query, size=size)
         finally:
             self._text_embedder.clear()
         uids = [self._uid_of[str(i)] for i in pool.ids]

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool
+from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size
 
 __all__ = ["Mem0Backend", "HarnessEmbedding"]
 
@@ -231,14 +231,11 @@ class Mem0Backend:
         """Mem0's native pool of ``size`` for ``query`` within ``group`` (``user_id``)."""
         from .search import collect_pool
 
-        if self.memory is None:
-            raise RuntimeError("build() the store before asking for pools")
-        if int(size) < 1:
-            raise ValueError(f"pool size must be >= 1, got {size}")
+        size = checked_pool_size(self.memory is not None, size)
         query = query.strip()
         if query_vector is not None:
             self.memory.embedding_model.prefill(query, query_vector)
-        prepared = collect_pool(self.memory, query, {"user_id": group}, int(size),
+        prepared = collect_pool(self.memory, query, {"user_id": group}, size,
                                 threshold=self.threshold)
         if prepared is None:
             d = int(self.memory.embedding_model.config.embedding_dims)

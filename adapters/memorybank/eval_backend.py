@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool
+from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 from mempursuit_core.eval.cache import encode_with_progress
 
 from .documents import get_templates
@@ -91,16 +91,11 @@ class MemoryBankBackend:
 
     def pool(self, group: str, query: str, size: int, *, query_vector: np.ndarray | None = None) -> Pool:
         """The top ``size`` units of ``group`` by squared L2, nearest first."""
-        if self._embedder is None:
-            raise RuntimeError("build() the store before asking for pools")
-        if group not in self._groups:
-            raise KeyError(f"no units in group {group!r}")
-        if int(size) < 1:
-            raise ValueError(f"pool size must be >= 1, got {size}")
-        g = self._groups[group]
+        size = checked_pool_size(self._embedder is not None, size)
+        g = group_entry(self._groups, group)
         q = (np.asarray(query_vector, dtype=np.float32) if query_vector is not None
              else np.asarray(self._embedder.encode([query.replace("\n", " ")])[0], dtype=np.float32))
-        dist, ids = g.index.search(np.ascontiguousarray(q.reshape(1, -1)), min(int(size), g.index.ntotal))
+        dist, ids = g.index.search(np.ascontiguousarray(q.reshape(1, -1)), min(size, g.index.ntotal))
         ids = ids[0][ids[0] >= 0]
         dist = dist[0][: len(ids)]
         vectors = np.asarray(g.index.reconstruct_batch(ids.astype(np.int64)), dtype=np.float32)

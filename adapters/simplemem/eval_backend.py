@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool
+from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 
 from .adapter import MemPursuitRetriever
 
@@ -161,19 +161,14 @@ class SimpleMemBackend:
     def pool(self, group: str, query: str, size: int, *,
              query_vector: np.ndarray | None = None) -> Pool:
         """SimpleMem's native pool (one semantic search of ``size``) within ``group``."""
-        if self._model is None:
-            raise RuntimeError("build() the store before asking for pools")
-        if int(size) < 1:
-            raise ValueError(f"pool size must be >= 1, got {size}")
-        store = self._stores.get(group)
-        if store is None:
-            raise KeyError(f"unknown group {group!r}")
+        size = checked_pool_size(self._model is not None, size)
+        store = group_entry(self._stores, group)
         if query_vector is not None:
             self._model.prefill(query, query_vector)
         retriever = _retriever_class()(llm_client=None, vector_store=store,
-                                       semantic_top_k=int(size), enable_planning=False,
+                                       semantic_top_k=size, enable_planning=False,
                                        enable_reflection=False)
-        wrapper = MemPursuitRetriever(retriever, pool_size=int(size), policy="native",
+        wrapper = MemPursuitRetriever(retriever, pool_size=size, policy="native",
                                       fallback=False)
         with self._silence():
             pool = wrapper.pool(query)

@@ -4,11 +4,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
-__all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore"]
+__all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore", "checked_pool_size",
+           "group_entry"]
+
+T = TypeVar("T")
+
+
+def checked_pool_size(built: bool, size: Any) -> int:
+    """``int(size)`` for a store's ``pool()``; the errors every store gives for a bad request."""
+    if not built:
+        raise RuntimeError("build() the store before asking for pools")
+    if int(size) < 1:
+        raise ValueError(f"pool size must be >= 1, got {size}")
+    return int(size)
+
+
+def group_entry(groups: Mapping[str, T], group: str) -> T:
+    """A store's per-group state; KeyError naming the group when it holds no units of it."""
+    try:
+        return groups[group]
+    except KeyError:
+        raise KeyError(f"no units in group {group!r}") from None
 
 
 @dataclass(frozen=True)

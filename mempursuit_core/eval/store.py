@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..signals import PoolSignals
-from .base import Embedder, MemoryUnit, Pool
+from .base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 from .cache import encode_with_progress
 from .lexical import LexicalIndex
 
@@ -131,13 +131,8 @@ class PlainStore:
 
         ``query_vector`` (shape ``(d,)``) skips embedding the query.
         """
-        if self._embedder is None:
-            raise RuntimeError("build() the store before asking for pools")
-        if group not in self._groups:
-            raise KeyError(f"no units in group {group!r}")
-        if int(size) < 1:
-            raise ValueError(f"pool size must be >= 1, got {size}")
-        g = self._groups[group]
+        size = checked_pool_size(self._embedder is not None, size)
+        g = group_entry(self._groups, group)
         q = (np.asarray(query_vector, dtype=np.float32) if query_vector is not None
              else np.asarray(self._embedder.encode([query])[0], dtype=np.float32))
         dense = g.vectors @ q
@@ -147,7 +142,7 @@ class PlainStore:
             scores = minmax(dense) + minmax(bm25_all)
         else:
             scores = dense.astype(np.float64)
-        order = np.argsort(-scores, kind="stable")[: int(size)]
+        order = np.argsort(-scores, kind="stable")[:size]
         pool = Pool(
             uids=[g.uids[i] for i in order],
             vectors=g.vectors[order],
