@@ -379,12 +379,7 @@ class MemoryBankStore:
     # ------------------------------------------------------------------ persistence
     def _manifest(self) -> dict:
         return {
-            "format": MANIFEST_FORMAT,
-            "user": self.memory.name,
-            "templates": asdict(self.templates),
-            "summary_value": self.summary_value,
-            "newline_to_space": self.newline_to_space,
-            "embedder": self.embedder.name,
+            **self._manifest_settings(),
             "dim": int(self._index.d) if self._index is not None else self.dim,
             "documents": [[list(d.key), d.text, d.date] for d in self._stored],
         }
