@@ -25,25 +25,21 @@ def _bind_after_init(memory: Any, mempursuit: MemPursuitSettings | Mapping | Non
         bind(memory, mempursuit)
 
 
-class Memory(_Mem0Memory):
+class _BindOnInit:
+    """Constructor and ``from_config`` of Mem0's memory classes, plus the binding."""
+
+    def __init__(self, config: MemoryConfig = None, *, mempursuit: MemPursuitSettings | Mapping | None = None):
+        super().__init__(MemoryConfig() if config is None else config)
+        _bind_after_init(self, mempursuit)
+
+    @classmethod
+    def from_config(cls, config_dict: Dict[str, Any], *, mempursuit: MemPursuitSettings | Mapping | None = None):
+        return cls(MemoryConfig(**config_dict), mempursuit=mempursuit)
+
+
+class Memory(_BindOnInit, _Mem0Memory):
     """``mem0.Memory`` whose searches reorder Mem0's pool with a MemPursuit policy."""
 
-    def __init__(self, config: MemoryConfig = None, *, mempursuit: MemPursuitSettings | Mapping | None = None):
-        super().__init__(MemoryConfig() if config is None else config)
-        _bind_after_init(self, mempursuit)
 
-    @classmethod
-    def from_config(cls, config_dict: Dict[str, Any], *, mempursuit: MemPursuitSettings | Mapping | None = None):
-        return cls(MemoryConfig(**config_dict), mempursuit=mempursuit)
-
-
-class AsyncMemory(_Mem0AsyncMemory):
+class AsyncMemory(_BindOnInit, _Mem0AsyncMemory):
     """``mem0.AsyncMemory`` whose searches reorder Mem0's pool with a MemPursuit policy."""
-
-    def __init__(self, config: MemoryConfig = None, *, mempursuit: MemPursuitSettings | Mapping | None = None):
-        super().__init__(MemoryConfig() if config is None else config)
-        _bind_after_init(self, mempursuit)
-
-    @classmethod
-    def from_config(cls, config_dict: Dict[str, Any], *, mempursuit: MemPursuitSettings | Mapping | None = None):
-        return cls(MemoryConfig(**config_dict), mempursuit=mempursuit)
