@@ -41,6 +41,7 @@ import numpy as np
 
 from .pursuit import _as_matrix, _as_vector, _bad_row_error, _unit_rows, select
 from .selectors import Selection, Selector, _check_k
+from .signals import minmax
 
 __all__ = [
     "AnchoredPursuit", "CenteredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
@@ -151,11 +152,6 @@ class JointPursuit(_PoolPolicy):
         return _result(res)
 
 
-def _minmax(x: np.ndarray) -> np.ndarray:
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
-
-
 class CenteredPursuit(_PoolPolicy):
     """The first pursuit step with the pool's centroid as the starting reconstruction.
 
@@ -195,7 +191,7 @@ class CenteredPursuit(_PoolPolicy):
         self.keep, self.ridge = int(keep), float(ridge)
 
     def _lexical_scores(self, signals, P: int) -> tuple[np.ndarray | None, str]:
-        signals = signals or {}
+        signals = {} if signals is None else signals  # no len(): lazy mappings stay lazy
         if self.lexical in ("auto", "signal") and "lexical" in signals:
             lex = np.asarray(signals["lexical"], dtype=np.float64).ravel()
             if lex.shape != (P,) or not np.isfinite(lex).all():
@@ -239,7 +235,7 @@ class CenteredPursuit(_PoolPolicy):
         if qn2 > 1e-12:
             rel[ok] = (Y[ok, 0] - Y[ok, 1] - mq + mm) / np.sqrt(rn2[ok] * qn2)
         lex, source = (None, "none") if self.weight == 0 else self._lexical_scores(signals, P)
-        score = rel if lex is None else _minmax(rel) + self.weight * _minmax(lex)
+        score = rel if lex is None else minmax(rel) + self.weight * minmax(lex)
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator, Sequence
 
-__all__ = ["PoolSignals", "pool_signals"]
+import numpy as np
+
+__all__ = ["PoolSignals", "pool_signals", "minmax"]
 
 
 class PoolSignals(Mapping):
@@ -78,3 +80,23 @@ def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] 
     for key, value in extra.items():
         producers[key] = (lambda v=value: v)
     return PoolSignals(producers)
+
+
+def minmax(x: np.ndarray) -> np.ndarray:
+    """``(x - min) / (max - min)``; all zeros when the range is zero.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n,)
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    if not hi > lo:
+        return np.zeros_like(x)
+    return (x - lo) / (hi - lo)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..signals import PoolSignals
+from ..signals import PoolSignals, minmax
 from .base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 from .cache import encode_with_progress
 from .lexical import LexicalIndex
@@ -29,26 +29,6 @@ from .lexical import LexicalIndex
 __all__ = ["PlainStore", "PoolSignals", "NATIVE_ORDERS", "minmax"]
 
 NATIVE_ORDERS = ("dense", "hybrid")
-
-
-def minmax(x: np.ndarray) -> np.ndarray:
-    """``(x - min) / (max - min)``; all zeros when the range is zero.
-
-    Parameters
-    ----------
-    x : ndarray, shape (n,)
-
-    Returns
-    -------
-    ndarray of float64, shape (n,)
-    """
-    x = np.asarray(x, dtype=np.float64)
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
-    if not hi > lo:
-        return np.zeros_like(x)
-    return (x - lo) / (hi - lo)
 
 
 class _Group:
