@@ -33,9 +33,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MethodType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
+
+from mempursuit_core.signals import PoolSignals
 
 from .settings import MemPursuitSettings
 from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
@@ -113,33 +115,6 @@ def _ensure_capturing(embedder: Any) -> None:
 
 
 # ------------------------------------------------------------------ signals
-
-
-class _LazySignals(Mapping):
-    """Per-pool signals for selectors; expensive entries are built on first access."""
-
-    def __init__(self, eager: dict[str, Any], lazy: dict[str, Callable[[], Any]]):
-        self._values = dict(eager)
-        self._lazy = dict(lazy)
-
-    def __getitem__(self, key: str) -> Any:
-        if key in self._values:
-            return self._values[key]
-        if key in self._lazy:
-            value = self._lazy.pop(key)()
-            self._values[key] = value
-            return value
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._values
-        yield from list(self._lazy)
-
-    def __len__(self) -> int:
-        return len(self._values) + len(self._lazy)
-
-    def __repr__(self) -> str:
-        return f"<signals {sorted(self)}>"
 
 
 def _sparse_features(stored: StoredVectors, query_sparse) -> dict[str, np.ndarray]:
@@ -442,7 +417,7 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
 
         for key in ("sparse", "query_sparse", "sparse_terms"):
             lazy[key] = getter(key)
-    return _LazySignals(eager, lazy)
+    return PoolSignals({**{key: (lambda v=value: v) for key, value in eager.items()}, **lazy})
 
 
 def collect_pool(
