@@ -780,6 +780,7 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
         by_uid = {u.uid: u for u in units}
         q = QUERIES[0]
         pool = backend.pool("A", q, 30)
+        assert pool.signals.computed() == []  # lazy: a policy pays only for what it reads
         assert 0 < len(pool.uids) <= 30 and all(by_uid[u].group == "A" for u in pool.uids)
         want = emb.encode([by_uid[u].text for u in pool.uids])
         np.testing.assert_allclose(pool.vectors, want, atol=1e-5)

@@ -23,6 +23,7 @@ run on Mem0's pool too.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import uuid
@@ -32,6 +33,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size
+from mempursuit_core.eval.lexical import LexicalIndex
+from mempursuit_core.signals import PoolSignals
 
 __all__ = ["Mem0Backend", "HarnessEmbedding"]
 
@@ -250,24 +253,24 @@ class Mem0Backend:
             if uid is None:
                 raise ValueError(f"memory {item.get('id')} has no 'uid' in its metadata")
             uids.append(uid)
-        signals = dict(prepared.signals)
         # Mem0's own keyword / entity scores keep a "mem0_" prefix: "bm25" and the sparse
-        # features below are the harness's (the plain store's names and meaning).
-        for key in ("bm25", "entity"):
-            if key in signals:
-                signals[f"mem0_{key}"] = signals.pop(key)
+        # features below are the harness's (the plain store's names and meaning). Everything
+        # stays lazy: a policy pays only for the signals it reads.
+        base = prepared.signals
+        names = {"bm25": "mem0_bm25", "entity": "mem0_entity"}
+        producers = {names.get(key, key): (lambda key=key: base[key]) for key in base}
         units = self._units
-        signals["session_ids"] = [units[u].session_id if u in units else None for u in uids]
+        session_ids = [units[u].session_id if u in units else None for u in uids]
+        producers["session_ids"] = lambda: session_ids
         if self.lexical:
-            signals.update(self._lexical_signals(group, query, uids))
+            lexical = functools.lru_cache(maxsize=1)(
+                lambda: self._lexical_signals(group, query, uids))
+            for key in ("bm25", "sparse", "query_sparse", "sparse_terms"):
+                producers[key] = lambda key=key: lexical()[key]
         return Pool(uids=uids, vectors=prepared.vectors, query_vector=prepared.query_vector,
-                    native_scores=prepared.native_scores, signals=signals)
+                    native_scores=prepared.native_scores, signals=PoolSignals(producers))
 
     def _lexical_signals(self, group: str, query: str, uids: list[str]) -> dict:
-        try:
-            from mempursuit_core.eval.lexical import LexicalIndex
-        except ImportError:  # the harness's lexical module is optional here
-            return {}
         index = self._lexical.get(group)
         if index is None:
             index = LexicalIndex(self._group_texts[group])
