@@ -22,7 +22,7 @@ import numpy as np
 
 from mempursuit_core import get_selector
 from mempursuit_core.eval.datasets import load_dataset
-from mempursuit_core.eval.metrics import mcnemar_exact
+from mempursuit_core.eval.metrics import mcnemar_exact, selection_metrics
 from mempursuit_core.eval.store import PlainStore
 
 POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center")
@@ -52,10 +52,11 @@ class E5Passages:
 
 
 def coverage(units_by_uid, question, uids) -> tuple[float, float]:
-    sessions = {units_by_uid[u].session_id for u in uids}
-    turns = {t for u in uids for t in units_by_uid[u].source_ids}
-    return (float(all(s in sessions for s in question.gold_sessions)),
-            float(all(t in turns for t in question.gold_turns)))
+    """Complete coverage (session, turn) of one selection, as ``mempursuit eval`` scores it."""
+    units = [units_by_uid[u] for u in uids]
+    m = selection_metrics([u.session_id for u in units], [t for u in units for t in u.source_ids],
+                          question.gold_sessions, question.gold_turns)
+    return m["complete_coverage"], m["turn_coverage"]
 
 
 def main(argv=None) -> int:

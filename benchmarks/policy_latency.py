@@ -55,7 +55,7 @@ def pools(data: str, n: int, P: int, d: int, seed: int):
     return out
 
 
-def measure(name: str, sel, work, k: int, cold: bool = False, lexical: bool = False) -> list[float]:
+def measure(sel, work, k: int, cold: bool = False, lexical: bool = False) -> list[float]:
     times = []
     rng = np.random.default_rng(1)
     for text, qv, M, members in work:
@@ -88,14 +88,14 @@ def main(argv=None) -> int:
     names = [n for n in list_selectors() if n not in SKIP]
     for name in names:
         sel = get_selector(name)
-        measure(name, sel, work, args.k)  # compile, warm up, every text seen once
+        measure(sel, work, args.k)  # compile, warm up, every text seen once
         variants = [(name, False, False)]
         if name == "pursuit-center":
             variants = [(f"{name} (lexical signal)", False, True),
                         (f"{name} (pool BM25, warm)", False, False),
                         (f"{name} (pool BM25, cold)", True, False)]
         for label, cold, lexical in variants:
-            t = np.asarray(measure(name, sel, work, args.k, cold, lexical))
+            t = np.asarray(measure(sel, work, args.k, cold, lexical))
             rows.append({"policy": label, "median_ms": float(np.median(t)),
                          "p95_ms": float(np.percentile(t, 95))})
     ref = next(r["median_ms"] for r in rows if r["policy"] == "mempursuit")
