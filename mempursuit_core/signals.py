@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["PoolSignals", "pool_signals", "minmax"]
+__all__ = ["PoolSignals", "pool_signals", "minmax", "zscore"]
 
 
 class PoolSignals(Mapping):
@@ -100,3 +100,23 @@ def minmax(x: np.ndarray) -> np.ndarray:
     if not hi > lo:
         return np.zeros_like(x)
     return (x - lo) / (hi - lo)
+
+
+def zscore(x: np.ndarray) -> np.ndarray:
+    """``(x - mean) / std`` over the pool; all zeros when the spread is zero.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n,)
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return x
+    sd = float(x.std())
+    if not sd > 0:
+        return np.zeros_like(x)
+    return (x - x.mean()) / sd

@@ -184,14 +184,21 @@ def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     sel = get_selector("pursuit-center").select(q, M, 6, signals=pool_signals(texts, query))
     assert sel.info["lexical"] == "pool"
     rel = _centred_relevance(q, M)
+    z = lambda x: (x - x.mean()) / x.std()
+    _assert_sorted_by(sel.order, z(rel) + 0.5 * z(bm25), 6)
+    # the first version of the policy: min-max fusion with equal weights, like a hybrid store
     mm = lambda x: (x - x.min()) / (x.max() - x.min())
-    _assert_sorted_by(sel.order, mm(rel) + mm(bm25), 6)
+    first = get_selector("pursuit-center", fusion="minmax", weight=1.0).select(
+        q, M, 6, signals=pool_signals(texts, query))
+    _assert_sorted_by(first.order, mm(rel) + mm(bm25), 6)
     with pytest.raises(ValueError, match="'texts' and 'query_text'"):
         get_selector("pursuit-center", lexical="pool").select(q, M, 3, signals={"texts": texts})
     with pytest.raises(ValueError, match="lexical must be one of"):
         get_selector("pursuit-center", lexical="bm25")
     with pytest.raises(ValueError, match=">= 0"):
         get_selector("pursuit-center", weight=-1.0)
+    with pytest.raises(ValueError, match="fusion must be one of"):
+        get_selector("pursuit-center", fusion="rrf")
 
 
 def test_pursuit_center_with_gamma_composes_on_centred_features(rng):
@@ -213,3 +220,14 @@ def test_pursuit_center_keeps_copies_and_degenerate_pools():
     same = np.repeat(M[1:2], 4, axis=0)  # every memory is the centroid: native order
     assert get_selector("pursuit-center").select(q, same, 3).order.tolist() == [0, 1, 2]
     assert get_selector("pursuit-center").select(M.mean(0), M, 3).order.tolist() == [0, 1, 2]
+
+
+def test_fusion_scales_of_pursuit_center():
+    from mempursuit_core.signals import minmax, zscore
+
+    x = np.array([3.0, 1.0, 2.0, 6.0])
+    np.testing.assert_allclose(zscore(x), (x - 3.0) / np.sqrt(3.5))
+    np.testing.assert_allclose(minmax(x), [0.4, 0.0, 0.2, 1.0])
+    for f in (zscore, minmax):  # a channel that carries no order adds nothing
+        np.testing.assert_array_equal(f(np.full(5, 2.0)), np.zeros(5))
+        assert f(np.array([])).shape == (0,)
