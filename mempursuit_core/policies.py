@@ -24,7 +24,7 @@ already-selected memories explain:
   small embedder's cosines are dominated by it; relevance is measured instead between the
   query's residual after the centroid and each memory's residual after it. With a lexical
   signal (the framework's own keyword score, ``"lexical"``, else BM25 over the pool's
-  ``"texts"``) the two are fused as pool z-scores, the lexical one at half weight (min-max
+  ``"texts"``) the two are fused as pool z-scores, the lexical one at weight 0.7 (min-max
   fusion with equal weights, like a hybrid store, is ``fusion="minmax", weight=1``).
   ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
 * ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
@@ -171,8 +171,8 @@ class CenteredPursuit(_PoolPolicy):
     fusion : {"zscore", "minmax"}
         How the two scores are put on one scale before adding them: z-scores over the pool
         (``(x - mean) / std``), or min-max (``(x - min) / (max - min)``, what hybrid stores do).
-        Chosen on LoCoMo and half of BEAM: z-scores with ``weight=0.5``; the first version of
-        this policy was ``fusion="minmax", weight=1``.
+        Chosen on LoCoMo and half of BEAM, pools of 50, 100 and 200: z-scores with
+        ``weight=0.7``; the first version of this policy was ``fusion="minmax", weight=1``.
     weight : float
         Weight of the normalised lexical score against the normalised centred relevance.
         0 uses relevance only.
@@ -188,7 +188,7 @@ class CenteredPursuit(_PoolPolicy):
     LEXICAL = ("auto", "signal", "pool", "none")
     FUSION = {"zscore": zscore, "minmax": minmax}
 
-    def __init__(self, *, lexical: str = "auto", fusion: str = "zscore", weight: float = 0.5,
+    def __init__(self, *, lexical: str = "auto", fusion: str = "zscore", weight: float = 0.7,
                  gamma: float = 0.0, keep: int = 1, ridge: float = 1e-10):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")

@@ -185,7 +185,7 @@ def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     assert sel.info["lexical"] == "pool"
     rel = _centred_relevance(q, M)
     z = lambda x: (x - x.mean()) / x.std()
-    _assert_sorted_by(sel.order, z(rel) + 0.5 * z(bm25), 6)
+    _assert_sorted_by(sel.order, z(rel) + 0.7 * z(bm25), 6)
     # the first version of the policy: min-max fusion with equal weights, like a hybrid store
     mm = lambda x: (x - x.min()) / (x.max() - x.min())
     first = get_selector("pursuit-center", fusion="minmax", weight=1.0).select(
