@@ -23,7 +23,8 @@ def cell(paired: dict | None, value: float) -> str:
 
 def table(run: Path, ks=("10", "20")) -> str:
     s = json.loads((run / "summary.json").read_text())
-    head = (f"**{s['dataset']}**, {s['framework']} store, {s['native_order']} native order, "
+    order = s["native_order"] or f"{s['framework']}'s own"
+    head = (f"**{s['dataset']}**, {s['framework']} store, {order} native order, "
             f"{s['units']}, {s['embedder']}, P={s['pool']}, {s['n_scored']} questions")
     cols = [f"{lvl} K={k}" for k in ks for _, lvl in METRICS]
     lines = [head, "", "| policy | " + " | ".join(cols) + " |",
