@@ -25,7 +25,7 @@ from mempursuit_core import get_selector
 from mempursuit_core.eval.cache import CachedEmbedder
 from mempursuit_core.eval.datasets import default_cache_dir, load_dataset
 from mempursuit_core.eval.metrics import mcnemar_exact, selection_metrics
-from mempursuit_core.eval.runner import parse_policy
+from mempursuit_core.eval.runner import _Progress, parse_policy
 from mempursuit_core.eval.store import PlainStore
 
 # labels as ``mempursuit eval --policies`` reads them; the last is pursuit-center's first version
@@ -61,31 +61,6 @@ class E5Passages:
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATA = {"locomo": SHARED / "locomo" / "locomo10.json", "beam": SHARED / "beam" / "100K"}
-
-
-class _bar:
-    """A tqdm bar over ``total`` new texts when tqdm is installed and there is work to show."""
-
-    def __init__(self, total: int, desc: str):
-        self.tqdm = None
-        if total:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
-                pass
-            else:
-                self.tqdm = tqdm(total=total, desc=desc, file=sys.stderr)
-
-    def update(self, n: int) -> None:
-        if self.tqdm is not None:
-            self.tqdm.update(n)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.tqdm is not None:
-            self.tqdm.close()
 
 
 def coverage(units_by_uid, question, uids) -> tuple[float, float]:
@@ -125,7 +100,8 @@ def main(argv=None) -> int:
                      "runs": {}}
     for native in ("dense", "hybrid"):
         store = PlainStore(native)
-        with _bar(embedder.missing([u.text for u in ds.units]), f"embedding ({native})") as bar:
+        todo = embedder.missing([u.text for u in ds.units])
+        with _Progress(todo > 0, todo, f"embedding ({native})") as bar:
             store.build(ds.units, embedder=embedder, progress=bar.update)
         got = {p: {k: [] for k in args.k} for p in POLICIES}
         selectors = {}
