@@ -93,13 +93,7 @@ def minmax(x: np.ndarray) -> np.ndarray:
     -------
     ndarray of float64, shape (n,)
     """
-    x = np.asarray(x, dtype=np.float64)
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
-    if not hi > lo:
-        return np.zeros_like(x)
-    return (x - lo) / (hi - lo)
+    return _rescaled(x, lambda v: (v.min(), np.ptp(v)))
 
 
 def zscore(x: np.ndarray) -> np.ndarray:
@@ -113,10 +107,15 @@ def zscore(x: np.ndarray) -> np.ndarray:
     -------
     ndarray of float64, shape (n,)
     """
+    return _rescaled(x, lambda v: (v.mean(), v.std()))
+
+
+def _rescaled(x, shift_and_scale) -> np.ndarray:
+    """``(x - shift) / scale`` as float64; zeros when the scale is not positive (or NaN)."""
     x = np.asarray(x, dtype=np.float64)
     if x.size == 0:
         return x
-    sd = float(x.std())
-    if not sd > 0:
+    shift, scale = (float(s) for s in shift_and_scale(x))
+    if not scale > 0:
         return np.zeros_like(x)
-    return (x - x.mean()) / sd
+    return (x - shift) / scale
