@@ -8,7 +8,7 @@ import pytest
 
 from mempursuit_core.eval.base import MemoryUnit, StoreBackend
 from mempursuit_core.eval.cache import CachedEmbedder, EmbeddingCache, text_key
-from mempursuit_core.eval.lexical import LexicalIndex, tokenize
+from mempursuit_core.eval.lexical import LexicalIndex, pool_bm25, stem, tokenize
 from mempursuit_core.eval.store import PlainStore, PoolSignals, minmax
 
 
@@ -157,6 +157,37 @@ def test_bm25_and_tfidf_match_slow_references(rng):
     for t, v in qref.items():
         assert q[terms.index(t)] == pytest.approx(v / qn, rel=1e-5)
     assert tokenize("The cat's 3 toys, and THE dog_bone") == ["cat", "3", "toys", "dog", "bone"]
+
+
+def test_light_stemmer_joins_inflections_and_keeps_short_words():
+    groups = [("paint", "paints", "painted", "painting"), ("adopt", "adopted", "adoption"),
+              ("hike", "hiked", "hiking", "hikes"), ("party", "parties"), ("run", "running"),
+              ("class", "classes"), ("happy", "happily")]
+    for forms in groups:
+        assert len({stem(w) for w in forms}) == 1, forms
+    assert len({stem("paint"), stem("pain"), stem("party")}) == 3
+    for w in ("cat", "bus", "is", "2023", "mp3s", "thing", "string"):
+        assert stem(w) == w
+    assert stem("bus") == "bus" and stem("glass") == "glass" and stem("status") == "status"
+    assert tokenize("We adopted TWO puppies", stem=True) == ["adopt", "two", "puppi"]
+
+
+def test_stemmed_bm25_matches_the_reference_on_stemmed_text(rng):
+    words = "paint painted painting paints hike hiking hiked class classes moon".split()
+    docs = [" ".join(rng.choice(words, size=rng.integers(0, 10))) for _ in range(30)]
+    stemmed_docs = [" ".join(tokenize(d, stem=True)) for d in docs]
+    for query in ("painting classes", "hiked", "moon paints"):
+        got = LexicalIndex(docs, stem=True).bm25(query)
+        ref = _bm25_reference(stemmed_docs, " ".join(tokenize(query, stem=True)))
+        assert np.allclose(got, ref)
+        assert np.allclose(pool_bm25(docs, query, stem=True), got)
+        assert np.allclose(pool_bm25(docs, query), LexicalIndex(docs).bm25(query))
+    # stemming changes which documents match, not only the scores
+    docs = ["we painted the fence", "paint is cheap", "hello"]
+    assert pool_bm25(docs, "painting")[:2].tolist() == [0.0, 0.0]
+    assert (pool_bm25(docs, "painting", stem=True)[:2] > 0).all()
+    X, q, terms = LexicalIndex(docs, stem=True).tfidf([0, 1], "Painting")
+    assert "paint" in terms and q[terms.index("paint")] == pytest.approx(1.0)
 
 
 def test_embedding_cache_persists_and_dedupes(tmp_path):

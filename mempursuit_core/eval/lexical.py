@@ -1,8 +1,9 @@
 """Lexical signals for the plain store: BM25 scores and tf-idf sparse features, per group.
 
 Tokens: lower-cased runs of letters and digits (``\\w+`` without ``_``), English stop words
-removed, no stemming. One :class:`LexicalIndex` covers one group (a store scope); document
-frequencies, lengths and idf are that group's.
+removed; with ``stem=True`` each token also goes through :func:`stem`, a light English suffix
+stemmer (the plain store's own BM25 and tf-idf do not stem). One :class:`LexicalIndex` covers one
+group (a store scope); document frequencies, lengths and idf are that group's.
 
 * BM25 (Robertson / Lucene form): ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))``,
   ``score(d) = sum_{t in q} idf(t) * tf (k1 + 1) / (tf + k1 (1 - b + b |d| / avgdl))`` over the
@@ -20,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tokenize", "LexicalIndex", "STOP_WORDS", "pool_bm25"]
+__all__ = ["tokenize", "stem", "LexicalIndex", "STOP_WORDS", "pool_bm25"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -36,39 +37,82 @@ wasn weren won wouldn shouldn couldn hasn haven hadn aren
 """.split())
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens without stop words."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS]
+def tokenize(text: str, stem: bool = False) -> list[str]:
+    """Lower-cased word tokens without stop words (each passed through :func:`stem` if asked)."""
+    toks = [t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS]
+    return [_stem(t) for t in toks] if stem else toks
+
+
+_VOWEL = re.compile("[aeiouy]")
+_SUFFIXES = ("ingly", "edly", "ing", "ed", "ly", "ation", "ion", "ment", "ness", "er")
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _term_counts(text: str) -> tuple[dict[str, int], int]:
+def _stem(word: str) -> str:
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in _SUFFIXES:
+        rest = word[:-len(suffix)]
+        if word.endswith(suffix) and len(rest) >= 3 and _VOWEL.search(rest):
+            doubled = len(rest) > 3 and rest[-1] == rest[-2] and rest[-1] not in "lsz"
+            word = rest[:-1] if doubled else rest
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("y"):
+        word = word[:-1] + "i"
+    return word
+
+
+def stem(word: str) -> str:
+    """A light English suffix stemmer, so that inflected forms of a word share one token.
+
+    One plural ending (``-ies`` to ``-y``, ``-sses``, ``-s``), then at most one of ``-ingly``,
+    ``-edly``, ``-ing``, ``-ed``, ``-ly``, ``-ation``, ``-ion``, ``-ment``, ``-ness``, ``-er``
+    (when at least three letters with a vowel remain; a doubled final consonant other than
+    l, s, z is undoubled), then a final ``e`` is dropped and a final ``y`` becomes ``i``. Words
+    of three letters or less and tokens with digits are kept. It over-stems (``better`` and
+    ``bet`` meet) and misses irregular forms: BM25 over one pool tolerates both; what it buys
+    is that ``painting``, ``painted`` and ``paints`` all match ``paint``.
+    """
+    return _stem(word)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _term_counts(text: str, stem: bool = False) -> tuple[dict[str, int], int]:
     counts: dict[str, int] = {}
-    toks = tokenize(text)
+    toks = tokenize(text, stem)
     for t in toks:
         counts[t] = counts.get(t, 0) + 1
     return counts, len(toks)
 
 
-def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0.75,
+              stem: bool = False) -> np.ndarray:
     """BM25 of ``query`` against ``texts`` with the texts themselves as the collection.
 
-    Equal to ``LexicalIndex(texts).bm25(query)``, but touches only the query's terms and keeps
-    each text's term counts in a bounded cache, so scoring a pool whose memories were seen
-    before costs dictionary lookups (memories recur across a store's queries).
+    Equal to ``LexicalIndex(texts, stem=stem).bm25(query)``, but touches only the query's terms
+    and keeps each text's term counts in a bounded cache, so scoring a pool whose memories were
+    seen before costs dictionary lookups (memories recur across a store's queries).
 
     Returns
     -------
     ndarray of float64, shape (N,)
     """
-    terms = list(dict.fromkeys(tokenize(query)))
+    terms = list(dict.fromkeys(tokenize(query, stem)))
     N = len(texts)
     if not terms or N == 0:
         return np.zeros(N)
     flat: list[int] = []
     sizes: list[int] = []
     for text in texts:
-        counts, n = _term_counts(text)
+        counts, n = _term_counts(text, stem)
         sizes.append(n)
         flat.extend([counts.get(t, 0) for t in terms])
     tf = np.array(flat, dtype=np.float64).reshape(N, len(terms))
@@ -88,16 +132,20 @@ class LexicalIndex:
     texts : sequence of str, length N
     k1, b : float
         BM25 parameters.
+    stem : bool
+        Pass tokens through :func:`stem` (documents and queries).
     """
 
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
+    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75,
+                 stem: bool = False):
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         vocab: dict[str, int] = {}
         rows, cols, counts = [], [], []
         lengths = np.zeros(len(texts), dtype=np.float64)
+        self.stem = bool(stem)
         for i, text in enumerate(texts):
-            toks = tokenize(text)
+            toks = tokenize(text, self.stem)
             lengths[i] = len(toks)
             local: dict[int, int] = {}
             for t in toks:
@@ -134,7 +182,7 @@ class LexicalIndex:
     def query_terms(self, query: str) -> np.ndarray:
         """Distinct in-vocabulary term ids of ``query`` (first-occurrence order)."""
         seen: dict[int, None] = {}
-        for t in tokenize(query):
+        for t in tokenize(query, self.stem):
             j = self.vocab.get(t)
             if j is not None:
                 seen.setdefault(j, None)
@@ -184,7 +232,7 @@ class LexicalIndex:
         cols = self._csr_cols[idx]
         vals = self._csr_tfidf[idx]
         local_rows = np.repeat(np.arange(docs.size), lens)
-        qtoks = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
+        qtoks = [self.vocab[t] for t in tokenize(query, self.stem) if t in self.vocab]
         qterms, qcounts = (np.unique(np.asarray(qtoks, dtype=np.int64), return_counts=True)
                            if qtoks else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
         uniq, inverse = np.unique(np.concatenate([cols, qterms]), return_inverse=True)
