@@ -516,11 +516,19 @@ def test_qdrant_hybrid_signals_and_named_vectors(hybrid_qdrant, conversation, tu
         got = memory.search(q, filters=filters)["results"]
         order = select(prepared.query_vector, prepared.vectors, K).order
         assert [r["id"] for r in got] == [prepared.ids[i] for i in order]
-        # pursuit-center fuses Mem0's own keyword score (the "lexical" signal), not the pool's.
+        # pursuit-center fuses Mem0's own keyword score (the "lexical" signal) with its BM25
+        # over the pool's texts; lexical="prefer-signal" fuses Mem0's alone.
         np.testing.assert_allclose(prepared.signals["lexical"], bm25)
         center = get_selector("pursuit-center").select(
             prepared.query_vector, prepared.vectors, K, signals=prepared.signals)
-        assert center.info["lexical"] == "signal"
+        assert center.info["lexical"] == "signal+pool"
+        alone = get_selector("pursuit-center", lexical="prefer-signal").select(
+            prepared.query_vector, prepared.vectors, K, signals=prepared.signals)
+        assert alone.info["lexical"] == "signal"
+        with_texts_only = {"texts": prepared.signals["texts"], "query_text": q}
+        pool_only = get_selector("pursuit-center").select(
+            prepared.query_vector, prepared.vectors, K, signals=with_texts_only)
+        assert pool_only.info["lexical"] == "pool"
         mempursuit_mem0.wrap(memory, k=K, policy="pursuit-center")
         got = memory.search(q, filters=filters)["results"]
         assert [r["id"] for r in got] == [prepared.ids[i] for i in center.order]

@@ -23,9 +23,10 @@ already-selected memories explain:
   Every memory of a conversation shares a common component (speakers, style, topic), and a
   small embedder's cosines are dominated by it; relevance is measured instead between the
   query's residual after the centroid and each memory's residual after it. With a lexical
-  signal (the framework's own keyword score, ``"lexical"``, else BM25 over the pool's
-  ``"texts"``) the two are fused as pool z-scores, the lexical one at weight 0.7 (min-max
-  fusion with equal weights, like a hybrid store, is ``fusion="minmax", weight=1``).
+  signal (the framework's own keyword score, ``"lexical"``, and BM25 over the pool's
+  ``"texts"``, light-stemmed; their mean where there are both) the two are fused as pool
+  z-scores, the lexical one at weight 0.7 (min-max fusion with equal weights, like a hybrid
+  store, is ``fusion="minmax", weight=1``).
   ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
 * ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
   moved behind the rest.
@@ -164,10 +165,18 @@ class CenteredPursuit(_PoolPolicy):
 
     Parameters
     ----------
-    lexical : {"auto", "signal", "pool", "none"}
-        ``"auto"``: the framework's own keyword score (the ``"lexical"`` signal) when it varies
-        over the pool, else BM25 over the pool's ``"texts"`` for ``"query_text"``, else none.
-        ``"signal"`` / ``"pool"`` insist on one of them (ValueError when missing).
+    lexical : {"auto", "prefer-signal", "signal", "pool", "none"}
+        Which lexical scores to fuse: the framework's own keyword score (the ``"lexical"``
+        signal, when it varies over the pool) and BM25 over the pool's ``"texts"`` for
+        ``"query_text"``. ``"auto"``: both where both exist (their mean on the fusion scale),
+        else the one there is, else none. ``"prefer-signal"``: the framework's score, BM25 over
+        the pool only without it (what ``"auto"`` was before both were chosen on LoCoMo and
+        half of BEAM). ``"signal"`` / ``"pool"`` insist on one of them (ValueError when
+        missing).
+    stem : bool
+        Stem the tokens of the pool's own BM25 (:func:`mempursuit_core.eval.lexical.stem`), so
+        that ``painted`` matches ``painting``; chosen on LoCoMo and half of BEAM, like
+        ``weight``. A framework's keyword score is used as it comes.
     fusion : {"zscore", "minmax"}
         How the two scores are put on one scale before adding them: z-scores over the pool
         (``(x - mean) / std``), or min-max (``(x - min) / (max - min)``, what hybrid stores do).
@@ -183,46 +192,55 @@ class CenteredPursuit(_PoolPolicy):
 
     name = "pursuit-center"
     description = ("relevance of what the query has beyond the pool's centroid, fused with the "
-                   "framework's (or the pool's) lexical score")
+                   "framework's and the pool's lexical scores")
 
-    LEXICAL = ("auto", "signal", "pool", "none")
+    LEXICAL = ("auto", "prefer-signal", "signal", "pool", "none")
     FUSION = {"zscore": zscore, "minmax": minmax}
 
-    def __init__(self, *, lexical: str = "auto", fusion: str = "zscore", weight: float = 0.7,
-                 gamma: float = 0.0, keep: int = 1, ridge: float = 1e-10):
+    def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
+                 weight: float = 0.7, gamma: float = 0.0, keep: int = 1, ridge: float = 1e-10):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
         if fusion not in self.FUSION:
             raise ValueError(f"fusion must be one of {tuple(self.FUSION)}, got {fusion!r}")
         if not (math.isfinite(weight) and weight >= 0 and math.isfinite(gamma) and gamma >= 0):
             raise ValueError(f"weight and gamma must be finite and >= 0, got {weight}, {gamma}")
-        self.lexical, self.fusion = lexical, fusion
+        if not isinstance(stem, bool):
+            raise ValueError(f"stem must be true or false, got {stem!r}")
+        self.lexical, self.stem, self.fusion = lexical, stem, fusion
         self.weight, self.gamma = float(weight), float(gamma)
         self.keep, self.ridge = int(keep), float(ridge)
 
-    def _lexical_scores(self, signals, P: int) -> tuple[np.ndarray | None, str]:
+    def _lexical_scores(self, signals, P: int) -> tuple[list[np.ndarray], str]:
+        """The lexical channels to fuse (each shape (P,)) and their names joined by ``+``."""
         signals = {} if signals is None else signals  # no len(): lazy mappings stay lazy
-        if self.lexical in ("auto", "signal") and "lexical" in signals:
+        mode = self.lexical
+        channels, names = [], []
+        if mode in ("auto", "prefer-signal", "signal") and "lexical" in signals:
             lex = np.asarray(signals["lexical"], dtype=np.float64).ravel()
             if lex.shape != (P,) or not np.isfinite(lex).all():
                 raise ValueError(f"the 'lexical' signal must hold P={P} finite scores, got "
                                  f"shape {lex.shape}")
-            if np.ptp(lex) > 0 or self.lexical == "signal":
-                return lex, "signal"
-        if self.lexical == "signal":
+            if np.ptp(lex) > 0 or mode == "signal":
+                channels.append(lex)
+                names.append("signal")
+        if mode == "signal" and not channels:
             raise ValueError("pursuit-center(lexical='signal') needs the framework's 'lexical' "
                              "signal; this adapter gives none (use lexical='auto' or 'pool')")
-        if self.lexical in ("auto", "pool") and "texts" in signals and "query_text" in signals:
-            texts = list(signals["texts"])
-            if len(texts) != P:
-                raise ValueError(f"'texts' has {len(texts)} entries but the pool has P={P}")
-            from .eval.lexical import pool_bm25
+        if mode in ("auto", "pool") or (mode == "prefer-signal" and not channels):
+            if "texts" in signals and "query_text" in signals:
+                texts = list(signals["texts"])
+                if len(texts) != P:
+                    raise ValueError(f"'texts' has {len(texts)} entries but the pool has P={P}")
+                from .eval.lexical import pool_bm25
 
-            return pool_bm25([str(t) for t in texts], str(signals["query_text"] or "")), "pool"
-        if self.lexical == "pool":
-            raise ValueError("pursuit-center(lexical='pool') needs the 'texts' and 'query_text' "
-                             "signals; none were given")
-        return None, "none"
+                query = str(signals["query_text"] or "")
+                channels.append(pool_bm25([str(t) for t in texts], query, stem=self.stem))
+                names.append("pool")
+            elif mode == "pool":
+                raise ValueError("pursuit-center(lexical='pool') needs the 'texts' and "
+                                 "'query_text' signals; none were given")
+        return channels, "+".join(names) or "none"
 
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
@@ -244,9 +262,12 @@ class CenteredPursuit(_PoolPolicy):
         rel = np.zeros(P)
         if qn2 > 1e-12:
             rel[ok] = (Y[ok, 0] - Y[ok, 1] - mq + mm) / np.sqrt(rn2[ok] * qn2)
-        lex, source = (None, "none") if self.weight == 0 else self._lexical_scores(signals, P)
+        channels, source = ([], "none") if self.weight == 0 else self._lexical_scores(signals, P)
         norm = self.FUSION[self.fusion]
-        score = rel if lex is None else norm(rel) + self.weight * norm(lex)
+        score = rel
+        if channels:  # two lexical channels count as one: their mean on the fusion scale
+            lexical = sum(norm(c) for c in channels) / len(channels)
+            score = norm(rel) + self.weight * lexical
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():

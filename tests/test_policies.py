@@ -169,6 +169,34 @@ def test_pursuit_center_fuses_the_frameworks_lexical_signal():
         get_selector("pursuit-center", lexical="signal").select(q, M, 3, signals={})
 
 
+def test_pursuit_center_averages_the_frameworks_and_the_pools_lexical_scores():
+    from mempursuit_core.eval.lexical import pool_bm25
+    from mempursuit_core.signals import pool_signals
+
+    q, M = _background_pool()
+    M = M[:6]
+    texts = ["hello there", "we adopted a puppy", "the weather was fine", "new job at the bank",
+             "Rex the puppy chewed a shoe", "pottery class"]
+    query = "What did the puppy Rex chew?"
+    framework = np.array([0.0, 2.0, 0.5, 0.0, 1.0, 3.0])  # a keyword score that disagrees
+    signals = lambda: pool_signals(texts, query, lexical=framework)
+    z = lambda x: (x - x.mean()) / x.std()
+    rel, bm25 = _centred_relevance(q, M), pool_bm25(texts, query, stem=True)
+    both = get_selector("pursuit-center").select(q, M, 6, signals=signals())
+    assert both.info["lexical"] == "signal+pool"
+    _assert_sorted_by(both.order, z(rel) + 0.7 * (z(framework) + z(bm25)) / 2, 6)
+    # the earlier rule: the framework's score alone when it has one, the pool's BM25 otherwise
+    prefer = get_selector("pursuit-center", lexical="prefer-signal")
+    sel = prefer.select(q, M, 6, signals=signals())
+    assert sel.info["lexical"] == "signal"
+    _assert_sorted_by(sel.order, z(rel) + 0.7 * z(framework), 6)
+    assert not np.array_equal(sel.order, both.order)
+    assert prefer.select(q, M, 6, signals=pool_signals(texts, query)).info["lexical"] == "pool"
+    pool_only = get_selector("pursuit-center", lexical="pool").select(q, M, 6, signals=signals())
+    assert pool_only.info["lexical"] == "pool"
+    _assert_sorted_by(pool_only.order, z(rel) + 0.7 * z(bm25), 6)
+
+
 def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     from mempursuit_core.eval.lexical import LexicalIndex, pool_bm25
     from mempursuit_core.signals import pool_signals
@@ -178,9 +206,10 @@ def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     texts = ["hello there", "we adopted a puppy", "the weather was fine", "new job at the bank",
              "Rex the puppy chewed a shoe", "pottery class"]
     query = "What did the puppy Rex chew?"
-    bm25 = pool_bm25(texts, query)
-    np.testing.assert_allclose(bm25, LexicalIndex(texts).bm25(query))
+    bm25 = pool_bm25(texts, query, stem=True)
+    np.testing.assert_allclose(bm25, LexicalIndex(texts, stem=True).bm25(query))
     assert bm25.argmax() == 4
+    assert bm25[4] > pool_bm25(texts, query)[4]  # "chewed" matches "chew" only when stemmed
     sel = get_selector("pursuit-center").select(q, M, 6, signals=pool_signals(texts, query))
     assert sel.info["lexical"] == "pool"
     rel = _centred_relevance(q, M)
@@ -188,15 +217,17 @@ def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     _assert_sorted_by(sel.order, z(rel) + 0.7 * z(bm25), 6)
     # the first version of the policy: min-max fusion with equal weights, like a hybrid store
     mm = lambda x: (x - x.min()) / (x.max() - x.min())
-    first = get_selector("pursuit-center", fusion="minmax", weight=1.0).select(
+    first = get_selector("pursuit-center", fusion="minmax", weight=1.0, stem=False).select(
         q, M, 6, signals=pool_signals(texts, query))
-    _assert_sorted_by(first.order, mm(rel) + mm(bm25), 6)
+    _assert_sorted_by(first.order, mm(rel) + mm(pool_bm25(texts, query)), 6)
     with pytest.raises(ValueError, match="'texts' and 'query_text'"):
         get_selector("pursuit-center", lexical="pool").select(q, M, 3, signals={"texts": texts})
     with pytest.raises(ValueError, match="lexical must be one of"):
         get_selector("pursuit-center", lexical="bm25")
     with pytest.raises(ValueError, match=">= 0"):
         get_selector("pursuit-center", weight=-1.0)
+    with pytest.raises(ValueError, match="stem must be true or false"):
+        get_selector("pursuit-center", stem="yes")
     with pytest.raises(ValueError, match="fusion must be one of"):
         get_selector("pursuit-center", fusion="rrf")
 
