@@ -459,6 +459,40 @@ def test_eval_backend(tmp_path, minilm_path, locomo0):
     backend.close()
 
 
+def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, locomo0):
+    """``mempursuit eval --framework simplemem``: the pool's "lexical" signal is LanceDB's BM25
+    from the index ``build`` created, per group, read only when a policy asks for it."""
+    from mempursuit_core.embed import get_embedder
+    from mempursuit_core.eval.base import MemoryUnit
+    from mempursuit_core.policies import CenteredPursuit
+    from mempursuit_simplemem import has_fts_index
+    from mempursuit_simplemem.eval_backend import SimpleMemBackend
+
+    backend = SimpleMemBackend()
+    embedder = get_embedder(f"st:{minilm_path}")
+    entries = locomo0[0]
+    units = [MemoryUnit(uid=f"{g}/{i}", text=e.lossless_restatement, group=g, session_id=e.topic,
+                        timestamp=e.timestamp, speaker=e.persons[0])
+             for g, part in (("conv-a", entries[:70]), ("conv-b", entries[70:120]))
+             for i, e in enumerate(part)]
+    backend.build(units, embedder=embedder, workdir=tmp_path)
+    assert all(has_fts_index(backend._stores[g]) for g in ("conv-a", "conv-b"))
+    matched = unmatched = 0
+    for q in questions(locomo0[1], 3) + ["pottery class"]:
+        pool = backend.pool("conv-a", q, 40)
+        assert "lexical" not in pool.signals.computed()
+        direct = direct_fts(backend._stores["conv-a"].table, q)
+        lex = pool.signals["lexical"]
+        assert lex.shape == (40,)
+        assert np.allclose(lex, [direct.get(u, 0.0) for u in pool.uids], rtol=1e-6, atol=0)
+        matched += int((lex > 0).sum())
+        unmatched += int((lex == 0).sum())
+        sel = CenteredPursuit().select(pool.query_vector, pool.vectors, 10, signals=pool.signals)
+        assert sel.info["lexical"] == "signal+pool"
+    assert matched > 0 and unmatched > 0
+    backend.close()
+
+
 
 def test_policies_get_lexical_and_time_signals(semantic_retriever, locomo0):
     q = questions(locomo0[1])[4]
@@ -524,20 +558,22 @@ def test_lexical_signal_is_lazy(store, semantic_retriever, locomo0):
 
 def test_pursuit_center_uses_simplemems_keyword_scores(store, semantic_retriever, locomo0):
     from mempursuit_core.policies import CenteredPursuit
+    from mempursuit_core.signals import pool_signals
 
     ensure_fts_index(store)
     wrapped = MemPursuitRetriever(semantic_retriever, k=10, policy="pursuit-center",
                                   fallback=False)
     for q in questions(locomo0[1], 4):
         details = wrapped.select(q)
-        assert details.selection.info["lexical"] == "signal"
+        assert details.selection.info["lexical"] == "signal+pool"
         pool = details.pool
         direct = direct_fts(store.table, q)
         lex = np.array([direct.get(eid, 0.0) for eid in pool.entry_ids])
         assert np.ptp(lex) > 0
-        alone = CenteredPursuit().select(pool.query_vector, pool.vectors, 10,
-                                         signals={"lexical": lex})
-        assert ids(details.entries) == [pool.entries[i].entry_id for i in alone.order]
+        texts = [e.lossless_restatement for e in pool.entries]
+        both = CenteredPursuit().select(pool.query_vector, pool.vectors, 10,
+                                        signals=pool_signals(texts, q, lexical=lex))
+        assert ids(details.entries) == [pool.entries[i].entry_id for i in both.order]
 
 
 def test_missing_fts_index_falls_back_to_pool_bm25(tmp_path, embedding_model, locomo0, caplog):
@@ -558,4 +594,4 @@ def test_missing_fts_index_falls_back_to_pool_bm25(tmp_path, embedding_model, lo
     warned = [r for r in caplog.records if "keyword search failed" in r.getMessage()]
     assert len(warned) == 1 and "ensure_fts_index" in warned[0].getMessage()
     ensure_fts_index(store)
-    assert wrapped.select(questions(locomo0[1])[0]).selection.info["lexical"] == "signal"
+    assert wrapped.select(questions(locomo0[1])[0]).selection.info["lexical"] == "signal+pool"

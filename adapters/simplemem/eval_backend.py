@@ -11,7 +11,10 @@
   Planning needs an LLM and is not part of an offline evaluation.
 
 Signals: ``dense`` (cosine of each stored vector with the query vector), ``texts``,
-``timestamps``, ``session_ids``.
+``query_text``, ``timestamps``, ``session_ids`` and ``lexical``: SimpleMem's keyword-channel
+score of each pool entry (LanceDB full-text BM25 over the group's table, the question as the
+keyword string, as :func:`mempursuit_simplemem.keyword_scores`), computed only when a policy
+reads it. ``build`` creates the native full-text index that channel needs.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
+from mempursuit_core.signals import PoolSignals
 
-from .adapter import MemPursuitRetriever
+from .adapter import MemPursuitRetriever, ensure_fts_index, keyword_scores
 
 __all__ = ["HarnessEmbeddingModel", "SimpleMemBackend"]
 
@@ -157,6 +161,7 @@ class SimpleMemBackend:
                     ])
                     if progress is not None:
                         progress(len(chunk))
+                ensure_fts_index(store)  # SimpleMem's own (Tantivy) index is gone from lancedb
 
     def pool(self, group: str, query: str, size: int, *,
              query_vector: np.ndarray | None = None) -> Pool:
@@ -179,13 +184,17 @@ class SimpleMemBackend:
         norms = np.linalg.norm(V, axis=1) if len(V) else np.zeros(0)
         dense = (V @ qn) / np.maximum(norms, 1e-12) if len(V) else np.zeros(0)
         units = self._units
-        signals = {
-            "dense": dense,
-            "texts": [units[u].text for u in uids],
-            "query_text": query,
-            "timestamps": [units[u].timestamp for u in uids],
-            "session_ids": [units[u].session_id for u in uids],
-        }
+        texts = [units[u].text for u in uids]
+        stamps = [units[u].timestamp for u in uids]
+        sessions = [units[u].session_id for u in uids]
+        signals = PoolSignals({
+            "dense": lambda: dense,
+            "texts": lambda: texts,
+            "query_text": lambda: query,
+            "timestamps": lambda: stamps,
+            "session_ids": lambda: sessions,
+            "lexical": lambda: keyword_scores(store, query, uids),
+        })
         return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
                     native_scores=dense, signals=signals)
 
