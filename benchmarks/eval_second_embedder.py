@@ -28,9 +28,11 @@ from mempursuit_core.eval.metrics import mcnemar_exact, selection_metrics
 from mempursuit_core.eval.runner import _Progress, parse_policy
 from mempursuit_core.eval.store import PlainStore
 
-# labels as ``mempursuit eval --policies`` reads them; the last is pursuit-center's first version
+# labels as ``mempursuit eval --policies`` reads them; the last two are pursuit-center's
+# earlier versions (one lexical score, no stemming; the first one with min-max fusion)
 POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center",
-            "pursuit-center:fusion=minmax,weight=1")
+            "pursuit-center:lexical=prefer-signal,stem=false",
+            "pursuit-center:lexical=prefer-signal,fusion=minmax,weight=1,stem=false")
 
 
 class E5Passages:
@@ -118,7 +120,7 @@ def main(argv=None) -> int:
         run = {}
         print(f"\n{args.dataset}, {embedder.name}, plain store, {native} native order, P={args.pool}, "
               f"{len(questions)} questions")
-        print(f"{'policy':38s}" + "".join(f"  {f'{lvl} K={k}':30s}"
+        print(f"{'policy':70s}" + "".join(f"  {f'{lvl} K={k}':30s}"
                                           for k in args.k for lvl in ("session", "turn")))
         for name in POLICIES:
             row, cells = {}, []
@@ -130,7 +132,7 @@ def main(argv=None) -> int:
                     row[f"{lvl}@{k}"] = {"coverage": 100 * m[:, j].mean(), "diff": diff, **test}
                     cells.append(f"{100 * m[:, j].mean():5.1f} ({diff:+5.1f}, p={test['p_value']:.1e})")
             run[name] = row
-            print(f"{name:38s}" + "".join(f"  {c:30s}" for c in cells))
+            print(f"{name:70s}" + "".join(f"  {c:30s}" for c in cells))
         results["runs"][native] = run
     results["seconds"] = time.perf_counter() - t0
     if args.out:

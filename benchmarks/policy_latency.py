@@ -4,11 +4,12 @@ Pools are LoCoMo turns (their real texts, for the policies that read words) with
 vectors of dimension ``--dim`` in place of embeddings (the cost does not depend on their
 values); every policy gets the same pools, the same query vector and the same lazy signals a
 dense-only adapter hands over (``pool_signals``: texts, query text, timestamps, session ids).
-``pursuit-center`` is timed three ways: with a framework keyword score handed over as the
-``lexical`` signal (Mem0's BM25, SimpleMem's full-text index: no words to read), with BM25 over
-the pool's texts for memories seen before (``warm``: a live store's memories recur across
-queries; a full untimed pass first), and for memories never seen (``cold``: its term-count
-cache cleared before every query). Prints a table of median / p95
+``pursuit-center`` is timed four ways: with a framework keyword score handed over as the
+``lexical`` signal (Mem0's BM25, SimpleMem's full-text index) fused with BM25 over the pool's
+texts (its default) or alone (``lexical=prefer-signal``: no words to read), with BM25 over the
+pool's texts only, for memories seen before (``warm``: a live store's memories recur across
+queries; a full untimed pass first), and for memories never seen (``cold``: its term-count and
+stemming caches cleared before every query). Prints a table of median / p95
 milliseconds and the ratio to ``mempursuit``, and writes JSON.
 
     python benchmarks/policy_latency.py --queries 300 --out benchmarks/results/policy_latency.json
@@ -30,7 +31,7 @@ import numpy as np  # noqa: E402
 
 from mempursuit_core import get_selector, list_selectors  # noqa: E402
 from mempursuit_core.eval.datasets import load_dataset  # noqa: E402
-from mempursuit_core.eval.lexical import _term_counts  # noqa: E402
+from mempursuit_core.eval.lexical import _stem, _term_counts  # noqa: E402
 from mempursuit_core.signals import pool_signals  # noqa: E402
 
 SKIP = {"mempursuit-adaptive"}  # same kernel as mempursuit, stops early
@@ -65,6 +66,7 @@ def measure(sel, work, k: int, cold: bool = False, lexical: bool = False) -> lis
                                session_ids=[u.session_id for u in members], **extra)
         if cold:
             _term_counts.cache_clear()
+            _stem.cache_clear()
         t0 = time.perf_counter()
         sel.select(qv, M, k, signals=signals)
         times.append(1e3 * (time.perf_counter() - t0))
@@ -89,21 +91,23 @@ def main(argv=None) -> int:
     for name in names:
         sel = get_selector(name)
         measure(sel, work, args.k)  # compile, warm up, every text seen once
-        variants = [(name, False, False)]
+        variants = [(name, sel, False, False)]
         if name == "pursuit-center":
-            variants = [(f"{name} (lexical signal)", False, True),
-                        (f"{name} (pool BM25, warm)", False, False),
-                        (f"{name} (pool BM25, cold)", True, False)]
-        for label, cold, lexical in variants:
-            t = np.asarray(measure(sel, work, args.k, cold, lexical))
+            alone = get_selector(name, lexical="prefer-signal")
+            variants = [(f"{name} (signal + pool BM25)", sel, False, True),
+                        (f"{name} (signal alone)", alone, False, True),
+                        (f"{name} (pool BM25, warm)", sel, False, False),
+                        (f"{name} (pool BM25, cold)", sel, True, False)]
+        for label, selector, cold, lexical in variants:
+            t = np.asarray(measure(selector, work, args.k, cold, lexical))
             rows.append({"policy": label, "median_ms": float(np.median(t)),
                          "p95_ms": float(np.percentile(t, 95))})
     ref = next(r["median_ms"] for r in rows if r["policy"] == "mempursuit")
     print(f"P={args.pool}, d={args.dim}, K={args.k}, {len(work)} LoCoMo queries, one thread")
-    print(f"{'policy':34s} {'median ms':>10s} {'p95 ms':>8s} {'x mempursuit':>13s}")
+    print(f"{'policy':36s} {'median ms':>10s} {'p95 ms':>8s} {'x mempursuit':>13s}")
     for r in rows:
         r["ratio"] = r["median_ms"] / ref
-        print(f"{r['policy']:34s} {r['median_ms']:10.3f} {r['p95_ms']:8.3f} {r['ratio']:13.2f}")
+        print(f"{r['policy']:36s} {r['median_ms']:10.3f} {r['p95_ms']:8.3f} {r['ratio']:13.2f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"pool": args.pool, "dim": args.dim, "k": args.k,
