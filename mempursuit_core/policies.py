@@ -235,8 +235,10 @@ class CenteredPursuit(_PoolPolicy):
                 from .eval.lexical import pool_bm25
 
                 query = str(signals["query_text"] or "")
-                channels.append(pool_bm25([str(t) for t in texts], query, stem=self.stem))
-                names.append("pool")
+                bm25 = pool_bm25([str(t) for t in texts], query, stem=self.stem)
+                if np.ptp(bm25) > 0 or mode == "pool":  # no query word in the pool: no order
+                    channels.append(bm25)
+                    names.append("pool")
             elif mode == "pool":
                 raise ValueError("pursuit-center(lexical='pool') needs the 'texts' and "
                                  "'query_text' signals; none were given")

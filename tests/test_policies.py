@@ -192,6 +192,11 @@ def test_pursuit_center_averages_the_frameworks_and_the_pools_lexical_scores():
     _assert_sorted_by(sel.order, z(rel) + 0.7 * z(framework), 6)
     assert not np.array_equal(sel.order, both.order)
     assert prefer.select(q, M, 6, signals=pool_signals(texts, query)).info["lexical"] == "pool"
+    # a pool BM25 without any query word carries no order and does not dilute the framework's
+    stop_words = get_selector("pursuit-center").select(
+        q, M, 6, signals=pool_signals(texts, "what is it?", lexical=framework))
+    assert stop_words.info["lexical"] == "signal"
+    _assert_sorted_by(stop_words.order, z(rel) + 0.7 * z(framework), 6)
     pool_only = get_selector("pursuit-center", lexical="pool").select(q, M, 6, signals=signals())
     assert pool_only.info["lexical"] == "pool"
     _assert_sorted_by(pool_only.order, z(rel) + 0.7 * z(bm25), 6)
