@@ -185,6 +185,12 @@ class CenteredPursuit(_PoolPolicy):
     weight : float
         Weight of the normalised lexical score against the normalised centred relevance.
         0 uses relevance only.
+    spread : float
+        Spread the budget over sessions: each pick lowers the fused score (pool z-scale) of
+        the other memories of its session by ``spread`` (sessions from the ``time_buckets`` or
+        ``session_ids`` signal, else the calendar day of ``timestamps``; no penalty without
+        them). 0 (default) keeps the most gold turns; 0.05 trades a little turn-level coverage
+        for more sessions covered (measured in the README).
     gamma, keep, ridge : float, int, float
         With ``gamma > 0`` the fused order is the prior of ``pursuit-rank`` on the centred unit
         features (``keep`` first picks fixed); 0 returns the fused order.
@@ -198,17 +204,19 @@ class CenteredPursuit(_PoolPolicy):
     FUSION = {"zscore": zscore, "minmax": minmax}
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
-                 weight: float = 0.7, gamma: float = 0.0, keep: int = 1, ridge: float = 1e-10):
+                 weight: float = 0.7, spread: float = 0.0, gamma: float = 0.0, keep: int = 1,
+                 ridge: float = 1e-10):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
         if fusion not in self.FUSION:
             raise ValueError(f"fusion must be one of {tuple(self.FUSION)}, got {fusion!r}")
-        if not (math.isfinite(weight) and weight >= 0 and math.isfinite(gamma) and gamma >= 0):
-            raise ValueError(f"weight and gamma must be finite and >= 0, got {weight}, {gamma}")
+        if not all(math.isfinite(v) and v >= 0 for v in (weight, spread, gamma)):
+            raise ValueError(f"weight, spread and gamma must be finite and >= 0, got {weight}, "
+                             f"{spread}, {gamma}")
         if not isinstance(stem, bool):
             raise ValueError(f"stem must be true or false, got {stem!r}")
         self.lexical, self.stem, self.fusion = lexical, stem, fusion
-        self.weight, self.gamma = float(weight), float(gamma)
+        self.weight, self.spread, self.gamma = float(weight), float(spread), float(gamma)
         self.keep, self.ridge = int(keep), float(ridge)
 
     def _lexical_scores(self, signals, P: int) -> tuple[list[np.ndarray], str]:
@@ -266,12 +274,14 @@ class CenteredPursuit(_PoolPolicy):
             rel[ok] = (Y[ok, 0] - Y[ok, 1] - mq + mm) / np.sqrt(rn2[ok] * qn2)
         channels, source = ([], "none") if self.weight == 0 else self._lexical_scores(signals, P)
         norm = self.FUSION[self.fusion]
-        score = rel
+        score = norm(rel)
         if channels:  # two lexical channels count as one: their mean on the fusion scale
-            lexical = sum(norm(c) for c in channels) / len(channels)
-            score = norm(rel) + self.weight * lexical
+            score = score + self.weight * sum(norm(c) for c in channels) / len(channels)
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
+        buckets = time_buckets(signals, P) if self.spread > 0 else None
+        if buckets is not None:
+            order = _spread_order(score, buckets, self.spread, k)
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():
             return Selection(order=order[:k].astype(np.intp), info=info)
         U = X / norms[:, None]
@@ -285,6 +295,23 @@ class CenteredPursuit(_PoolPolicy):
         return Selection(order=order[res.order].astype(np.intp), weights=res.weights,
                          stopped=res.stop_reason,
                          info={"losses": res.losses, "gaps": res.gaps, **info})
+
+
+def _spread_order(score: np.ndarray, buckets: list, penalty: float, k: int) -> np.ndarray:
+    """Greedy order for the first ``k``: each pick lowers its bucket's other scores by
+    ``penalty``; the rest follow in score order."""
+    ids: dict = {}
+    group = np.array([ids.setdefault(b, len(ids)) for b in buckets], dtype=np.intp)
+    picked = np.zeros(len(ids))
+    free = np.ones(score.size, dtype=bool)
+    head = []
+    for _ in range(min(k, score.size)):
+        j = int(np.argmax(np.where(free, score - penalty * picked[group], -np.inf)))
+        head.append(j)
+        free[j] = False
+        picked[group[j]] += 1
+    rest = np.argsort(-score, kind="stable")
+    return np.concatenate([np.asarray(head, dtype=np.intp), rest[free[rest]]])
 
 
 def time_buckets(signals, P: int, bucket: str = "day") -> list | None:

@@ -202,6 +202,40 @@ def test_pursuit_center_averages_the_frameworks_and_the_pools_lexical_scores():
     _assert_sorted_by(pool_only.order, z(rel) + 0.7 * z(bm25), 6)
 
 
+def test_pursuit_center_spread_moves_picks_to_other_sessions():
+    q, M = _background_pool()
+    rel = _centred_relevance(q, M)
+    z = (rel - rel.mean()) / rel.std()
+    by_rel = np.argsort(-rel, kind="stable")
+    sessions = ["a" if i in by_rel[:3] else f"s{i % 4}" for i in range(len(M))]
+    signals = {"session_ids": sessions}
+    plain = get_selector("pursuit-center").select(q, M, 5, signals=signals).order
+    assert plain.tolist() == by_rel[:5].tolist()
+    # a penalty smaller than the z-gap between the 2nd and the best other-session memory
+    # changes nothing; a larger one moves that memory up to second place
+    other = next(i for i in by_rel if sessions[i] != "a")
+    gap = z[by_rel[1]] - z[other]
+    kept = get_selector("pursuit-center", spread=0.9 * gap).select(q, M, 2, signals=signals)
+    assert kept.order.tolist() == by_rel[:2].tolist()
+    moved = get_selector("pursuit-center", spread=1.1 * gap).select(q, M, 2, signals=signals)
+    assert moved.order.tolist() == [by_rel[0], other]
+    big = get_selector("pursuit-center", spread=100.0).select(q, M, 18, signals=signals).order
+    firsts = [sessions[i] for i in big[:5]]
+    assert big[0] == by_rel[0] and len(set(firsts)) == 5  # one memory per session first
+    for sess in set(sessions):  # within a session, relevance order is kept
+        mine = [i for i in big if sessions[i] == sess]
+        assert mine == sorted(mine, key=lambda i: -rel[i])
+    assert sorted(big.tolist()) == list(range(18))
+    # by calendar day when there are no session ids; nothing without any time signal
+    days = {"timestamps": [f"2023-05-0{1 + (s == 'a')}T10:00" for s in sessions]}
+    by_day = get_selector("pursuit-center", spread=100.0).select(q, M, 2, signals=days).order
+    assert sessions[by_day[0]] == "a" and sessions[by_day[1]] != "a"
+    none = get_selector("pursuit-center", spread=100.0).select(q, M, 5).order
+    assert none.tolist() == by_rel[:5].tolist()
+    with pytest.raises(ValueError, match="spread"):
+        get_selector("pursuit-center", spread=-0.1)
+
+
 def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     from mempursuit_core.eval.lexical import LexicalIndex, pool_bm25
     from mempursuit_core.signals import pool_signals
