@@ -169,15 +169,19 @@ def test_pursuit_center_fuses_the_frameworks_lexical_signal():
         get_selector("pursuit-center", lexical="signal").select(q, M, 3, signals={})
 
 
+def _pool_with_texts():
+    """The first six memories of the background pool with texts; memory 4 answers the query."""
+    q, M = _background_pool()
+    texts = ["hello there", "we adopted a puppy", "the weather was fine", "new job at the bank",
+             "Rex the puppy chewed a shoe", "pottery class"]
+    return q, M[:6], texts, "What did the puppy Rex chew?"
+
+
 def test_pursuit_center_averages_the_frameworks_and_the_pools_lexical_scores():
     from mempursuit_core.eval.lexical import pool_bm25
     from mempursuit_core.signals import pool_signals
 
-    q, M = _background_pool()
-    M = M[:6]
-    texts = ["hello there", "we adopted a puppy", "the weather was fine", "new job at the bank",
-             "Rex the puppy chewed a shoe", "pottery class"]
-    query = "What did the puppy Rex chew?"
+    q, M, texts, query = _pool_with_texts()
     framework = np.array([0.0, 2.0, 0.5, 0.0, 1.0, 3.0])  # a keyword score that disagrees
     signals = lambda: pool_signals(texts, query, lexical=framework)
     z = lambda x: (x - x.mean()) / x.std()
@@ -240,11 +244,7 @@ def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     from mempursuit_core.eval.lexical import LexicalIndex, pool_bm25
     from mempursuit_core.signals import pool_signals
 
-    q, M = _background_pool()
-    M = M[:6]
-    texts = ["hello there", "we adopted a puppy", "the weather was fine", "new job at the bank",
-             "Rex the puppy chewed a shoe", "pottery class"]
-    query = "What did the puppy Rex chew?"
+    q, M, texts, query = _pool_with_texts()
     bm25 = pool_bm25(texts, query, stem=True)
     np.testing.assert_allclose(bm25, LexicalIndex(texts, stem=True).bm25(query))
     assert bm25.argmax() == 4
