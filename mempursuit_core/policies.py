@@ -281,7 +281,7 @@ class CenteredPursuit(_PoolPolicy):
         info = {"lexical": source}
         buckets = time_buckets(signals, P) if self.spread > 0 else None
         if buckets is not None:
-            order = _spread_order(score, buckets, self.spread, k)
+            order = _spread_order(score, order, buckets, self.spread, k)
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():
             return Selection(order=order[:k].astype(np.intp), info=info)
         U = X / norms[:, None]
@@ -297,9 +297,10 @@ class CenteredPursuit(_PoolPolicy):
                          info={"losses": res.losses, "gaps": res.gaps, **info})
 
 
-def _spread_order(score: np.ndarray, buckets: list, penalty: float, k: int) -> np.ndarray:
+def _spread_order(score: np.ndarray, order: np.ndarray, buckets: list, penalty: float,
+                  k: int) -> np.ndarray:
     """Greedy order for the first ``k``: each pick lowers its bucket's other scores by
-    ``penalty``; the rest follow in score order."""
+    ``penalty``; the rest follow in ``order`` (``score``'s own order)."""
     ids: dict = {}
     group = np.array([ids.setdefault(b, len(ids)) for b in buckets], dtype=np.intp)
     picked = np.zeros(len(ids))
@@ -310,8 +311,7 @@ def _spread_order(score: np.ndarray, buckets: list, penalty: float, k: int) -> n
         head.append(j)
         free[j] = False
         picked[group[j]] += 1
-    rest = np.argsort(-score, kind="stable")
-    return np.concatenate([np.asarray(head, dtype=np.intp), rest[free[rest]]])
+    return np.concatenate([np.asarray(head, dtype=np.intp), order[free[order]]])
 
 
 def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
