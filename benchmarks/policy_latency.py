@@ -8,9 +8,9 @@ dense-only adapter hands over (``pool_signals``: texts, query text, timestamps, 
 ``lexical`` signal (Mem0's BM25, SimpleMem's full-text index) fused with BM25 over the pool's
 texts (its default) or alone (``lexical=prefer-signal``: no words to read); with BM25 over the
 pool's texts only, for memories seen before (``warm``: a live store's memories recur across
-queries; a full untimed pass first), also with ``spread=0.05``; and for memories never seen
-(``cold``: its term-count and stemming caches cleared before every query). Prints a table of
-median / p95 milliseconds and the ratio to ``mempursuit``, and writes JSON.
+queries; a full untimed pass first), also with ``spread=0`` (no session spreading); and for
+memories never seen (``cold``: its term-count and stemming caches cleared before every query).
+Prints a table of median / p95 milliseconds and the ratio to ``mempursuit``, and writes JSON.
 
     python benchmarks/policy_latency.py --queries 300 --out benchmarks/results/policy_latency.json
 """
@@ -97,8 +97,7 @@ def main(argv=None) -> int:
             variants = [(f"{name} (signal + pool BM25)", sel, False, True),
                         (f"{name} (signal alone)", alone, False, True),
                         (f"{name} (pool BM25, warm)", sel, False, False),
-                        (f"{name} (spread=0.05, warm)", get_selector(name, spread=0.05), False,
-                         False),
+                        (f"{name} (spread=0, warm)", get_selector(name, spread=0), False, False),
                         (f"{name} (pool BM25, cold)", sel, True, False)]
         for label, selector, cold, lexical in variants:
             t = np.asarray(measure(selector, work, args.k, cold, lexical))

@@ -571,8 +571,11 @@ def test_pursuit_center_uses_simplemems_keyword_scores(store, semantic_retriever
         lex = np.array([direct.get(eid, 0.0) for eid in pool.entry_ids])
         assert np.ptp(lex) > 0
         texts = [e.lossless_restatement for e in pool.entries]
+        days = [e.timestamp for e in pool.entries]  # spread over the entries' calendar days
+        assert len({str(d)[:10] for d in days}) > 1
         both = CenteredPursuit().select(pool.query_vector, pool.vectors, 10,
-                                        signals=pool_signals(texts, q, lexical=lex))
+                                        signals=pool_signals(texts, q, lexical=lex,
+                                                             timestamps=days))
         assert ids(details.entries) == [pool.entries[i].entry_id for i in both.order]
 
 

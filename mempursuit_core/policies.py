@@ -186,11 +186,14 @@ class CenteredPursuit(_PoolPolicy):
         Weight of the normalised lexical score against the normalised centred relevance.
         0 uses relevance only.
     spread : float
-        Spread the budget over sessions: each pick lowers the fused score (pool z-scale) of
-        the other memories of its session by ``spread`` (sessions from the ``time_buckets`` or
-        ``session_ids`` signal, else the calendar day of ``timestamps``; no penalty without
-        them). 0 (default) keeps the most gold turns; 0.05 trades a little turn-level coverage
-        for more sessions covered (measured in the README).
+        Spread the budget over sessions: once a session has a pick, the fused score (pool
+        z-scale) of its other memories is lowered by ``spread``, so a second memory of a
+        session is taken only when it stands ``spread`` above the best memory of a session not
+        yet picked (sessions from the ``time_buckets`` or ``session_ids`` signal, else the
+        calendar day of ``timestamps``; no change without them). Default 0.3, chosen on
+        LoCoMo and the even halves of BEAM and LongMemEval-S; 0 keeps the most gold turns
+        (the previous default), larger values cover more sessions and fewer turns (measured
+        in the README).
     gamma, keep, ridge : float, int, float
         With ``gamma > 0`` the fused order is the prior of ``pursuit-rank`` on the centred unit
         features (``keep`` first picks fixed); 0 returns the fused order.
@@ -204,7 +207,7 @@ class CenteredPursuit(_PoolPolicy):
     FUSION = {"zscore": zscore, "minmax": minmax}
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
-                 weight: float = 0.7, spread: float = 0.0, gamma: float = 0.0, keep: int = 1,
+                 weight: float = 0.7, spread: float = 0.3, gamma: float = 0.0, keep: int = 1,
                  ridge: float = 1e-10):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
@@ -281,7 +284,7 @@ class CenteredPursuit(_PoolPolicy):
         info = {"lexical": source}
         buckets = time_buckets(signals, P) if self.spread > 0 else None
         if buckets is not None:
-            order = _spread_order(score, order, buckets, self.spread, k)
+            order = _spread_order(score, order, buckets, self.spread)
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():
             return Selection(order=order[:k].astype(np.intp), info=info)
         U = X / norms[:, None]
@@ -297,21 +300,19 @@ class CenteredPursuit(_PoolPolicy):
                          info={"losses": res.losses, "gaps": res.gaps, **info})
 
 
-def _spread_order(score: np.ndarray, order: np.ndarray, buckets: list, penalty: float,
-                  k: int) -> np.ndarray:
-    """Greedy order for the first ``k``: each pick lowers its bucket's other scores by
-    ``penalty``; the rest follow in ``order`` (``score``'s own order)."""
+def _spread_order(score: np.ndarray, order: np.ndarray, buckets: list,
+                  penalty: float) -> np.ndarray:
+    """The greedy order in which, once a bucket has a pick, its other scores count ``penalty``
+    less. ``order`` is ``score``'s own stable order."""
+    # A bucket's first pick is always its best memory (``order``'s first of that bucket) and
+    # the penalty is paid once, so the greedy sequence is the stable sort of ``score`` with
+    # every other memory lowered by ``penalty``: O(P log P) instead of O(kP).
     ids: dict = {}
     group = np.array([ids.setdefault(b, len(ids)) for b in buckets], dtype=np.intp)
-    picked = np.zeros(len(ids))
-    free = np.ones(score.size, dtype=bool)
-    head = []
-    for _ in range(min(k, score.size)):
-        j = int(np.argmax(np.where(free, score - penalty * picked[group], -np.inf)))
-        head.append(j)
-        free[j] = False
-        picked[group[j]] += 1
-    return np.concatenate([np.asarray(head, dtype=np.intp), order[free[order]]])
+    _, first = np.unique(group[order], return_index=True)
+    key = score - penalty
+    key[order[first]] = score[order[first]]
+    return np.argsort(-key, kind="stable")
 
 
 def time_buckets(signals, P: int, bucket: str = "day") -> list | None:

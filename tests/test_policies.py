@@ -213,7 +213,7 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     by_rel = np.argsort(-rel, kind="stable")
     sessions = ["a" if i in by_rel[:3] else f"s{i % 4}" for i in range(len(M))]
     signals = {"session_ids": sessions}
-    plain = get_selector("pursuit-center").select(q, M, 5, signals=signals).order
+    plain = get_selector("pursuit-center", spread=0).select(q, M, 5, signals=signals).order
     assert plain.tolist() == by_rel[:5].tolist()
     # a penalty smaller than the z-gap between the 2nd and the best other-session memory
     # changes nothing; a larger one moves that memory up to second place
@@ -223,6 +223,13 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     assert kept.order.tolist() == by_rel[:2].tolist()
     moved = get_selector("pursuit-center", spread=1.1 * gap).select(q, M, 2, signals=signals)
     assert moved.order.tolist() == [by_rel[0], other]
+    # the penalty is paid once per session, not once per pick: with a session already
+    # picked, its third memory still beats the other session's best by more than the penalty
+    four = {"session_ids": ["a" if i in by_rel[:4] else f"s{i % 4}" for i in range(len(M))]}
+    gap3 = z[by_rel[2]] - z[by_rel[4]]
+    assert gap3 > 0.1
+    once = get_selector("pursuit-center", spread=0.75 * gap3).select(q, M, 3, signals=four)
+    assert once.order.tolist() == by_rel[:3].tolist()
     big = get_selector("pursuit-center", spread=100.0).select(q, M, 18, signals=signals).order
     firsts = [sessions[i] for i in big[:5]]
     assert big[0] == by_rel[0] and len(set(firsts)) == 5  # one memory per session first
@@ -301,3 +308,23 @@ def test_fusion_scales_of_pursuit_center():
     for f in (zscore, minmax):  # a channel that carries no order adds nothing
         np.testing.assert_array_equal(f(np.full(5, 2.0)), np.zeros(5))
         assert f(np.array([])).shape == (0,)
+
+
+def test_spread_order_is_the_greedy_one_off_penalty():
+    from mempursuit_core.policies import _spread_order
+
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        P = int(rng.integers(1, 40))
+        score = np.round(rng.normal(size=P), 1)  # rounded: ties within and across buckets
+        buckets = [f"b{b}" for b in rng.integers(0, max(1, P // 3), size=P)]
+        penalty = float(rng.choice([0.0, 0.05, 0.3, 1.0, 10.0]))
+        seen, free, greedy = set(), np.ones(P, bool), []
+        for _ in range(P):  # the rule as stated: argmax, lowest index first among ties
+            adjusted = score - penalty * np.array([b in seen for b in buckets])
+            j = int(np.argmax(np.where(free, adjusted, -np.inf)))
+            greedy.append(j)
+            free[j] = False
+            seen.add(buckets[j])
+        order = np.argsort(-score, kind="stable")
+        assert _spread_order(score, order, buckets, penalty).tolist() == greedy, trial
