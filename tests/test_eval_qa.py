@@ -52,21 +52,21 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             time.sleep(srv.delay)
-            if self.path != "/v1/chat/completions":
-                return self._send(404, {"error": "not found"})
-            if n <= srv.fail_first:
-                return self._send(500, {"error": "try again"})
-            if srv.status != 200:
-                return self._send(srv.status, {"error": "bad request"})
-            prompt = body["messages"][-1]["content"]
-            srv.models.append(body["model"])
-            self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                             "choices": [{"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant",
-                                                      "content": _tiny_model(prompt)}}]})
-        finally:
+        finally:  # before the reply: once it is sent the client may send its next request
             with srv.lock:
                 srv.inflight -= 1
+        if self.path != "/v1/chat/completions":
+            return self._send(404, {"error": "not found"})
+        if n <= srv.fail_first:
+            return self._send(500, {"error": "try again"})
+        if srv.status != 200:
+            return self._send(srv.status, {"error": "bad request"})
+        prompt = body["messages"][-1]["content"]
+        srv.models.append(body["model"])
+        self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant",
+                                                  "content": _tiny_model(prompt)}}]})
 
     def _send(self, code, obj):
         data = json.dumps(obj).encode()
