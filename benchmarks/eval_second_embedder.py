@@ -28,11 +28,12 @@ from mempursuit_core.eval.metrics import mcnemar_exact, selection_metrics
 from mempursuit_core.eval.runner import _Progress, parse_policy
 from mempursuit_core.eval.store import PlainStore
 
-# labels as ``mempursuit eval --policies`` reads them; the last two are pursuit-center's
-# earlier versions (one lexical score, no stemming; the first one with min-max fusion)
-POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center",
-            "pursuit-center:lexical=prefer-signal,stem=false",
-            "pursuit-center:lexical=prefer-signal,fusion=minmax,weight=1,stem=false")
+# labels as ``mempursuit eval --policies`` reads them; the last three are pursuit-center's
+# earlier versions (no session spreading; one lexical score, no stemming; the first one with
+# min-max fusion)
+POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center", "pursuit-center:spread=0",
+            "pursuit-center:lexical=prefer-signal,stem=false,spread=0",
+            "pursuit-center:lexical=prefer-signal,fusion=minmax,weight=1,stem=false,spread=0")
 
 
 class E5Passages:

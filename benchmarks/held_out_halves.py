@@ -1,0 +1,84 @@
+"""README tables for the tuning and held-out halves of BEAM and LongMemEval-S.
+
+Some of ``pursuit-center``'s parameters were chosen on the even-positioned questions of these
+two datasets (``benchmarks/results/eval/tuning_halves.json`` lists them); this prints, for
+``mempursuit eval`` run directories that still hold their ``questions.jsonl``, each half's
+complete coverage at K = 10 and 20 with the paired difference to ``native`` and the exact
+McNemar p-value, and writes them as JSON with ``--out``.
+
+    python benchmarks/held_out_halves.py runs/beam-dense runs/lme-hybrid \\
+        --policies pursuit-center pursuit-center:spread=0 --out halves.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+from readme_tables import METRICS, cell  # noqa: E402
+from mempursuit_core.eval.metrics import mcnemar_exact  # noqa: E402
+
+HALVES = Path(__file__).resolve().parent / "results" / "eval" / "tuning_halves.json"
+
+
+def halves(run: Path, policies: list[str] | None, ks=("10", "20")) -> dict:
+    summary = json.loads((run / "summary.json").read_text())
+    tuning = set(json.loads(HALVES.read_text())[summary["dataset"]])
+    rows = [json.loads(line) for line in (run / "questions.jsonl").open()]
+    rows = [r for r in rows if r["gold_turns"]]
+    names = policies or [p for p in rows[0]["metrics"] if p != "native"]
+    out = {"dataset": summary["dataset"], "native_order": summary["native_order"], "halves": {}}
+    for half, keep in (("tuning (even)", True), ("held out (odd)", False)):
+        sub = [r for r in rows if (r["qid"] in tuning) == keep]
+        table = {}
+        for name in ["native"] + names:
+            cells = {}
+            for k in ks:
+                for metric, level in METRICS:
+                    a = np.array([r["metrics"][name][k][metric] for r in sub], dtype=float)
+                    b = np.array([r["metrics"]["native"][k][metric] for r in sub], dtype=float)
+                    ok = ~(np.isnan(a) | np.isnan(b))
+                    test = mcnemar_exact(a[ok], b[ok])
+                    diff = 100 * (a[ok].mean() - b[ok].mean())
+                    cells[f"{level} K={k}"] = {"value": 100 * a[ok].mean(), "diff": diff,
+                                               "p_value": test["p_value"]}
+            table[name] = cells
+        out["halves"][half] = {"n": len(sub), "rows": table}
+    return out
+
+
+def markdown(result: dict) -> str:
+    lines = []
+    for half, data in result["halves"].items():
+        rows = data["rows"]
+        cols = list(rows["native"])
+        lines += [f"**{result['dataset']}**, {result['native_order']} native order, {half}, "
+                  f"{data['n']} questions", "", "| policy | " + " | ".join(cols) + " |",
+                  "|---|" + "---:|" * len(cols)]
+        for name, cells in rows.items():
+            shown = [cell(None if name == "native" else c, c["value"]) for c in cells.values()]
+            lines.append(f"| {name} | " + " | ".join(shown) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--policies", nargs="*", default=None)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    results = [halves(run, args.policies) for run in args.runs]
+    print("\n".join(markdown(r) for r in results))
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
