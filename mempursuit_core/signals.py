@@ -19,34 +19,47 @@ __all__ = ["PoolSignals", "pool_signals", "minmax", "zscore"]
 
 
 class PoolSignals(Mapping):
-    """A read-only mapping whose values are computed on first access and then kept."""
+    """A read-only mapping whose values are computed on first access and then kept.
 
-    def __init__(self, producers: dict[str, Callable[[], Any]]):
-        self._producers = dict(producers)
+    ``producers`` maps keys to zero-argument callables; ``values`` holds signals that are
+    already at hand (they count as read only once a policy reads them).
+    """
+
+    def __init__(self, producers: dict[str, Callable[[], Any]] | None = None, *,
+                 values: dict[str, Any] | None = None):
+        self._producers = dict(producers or {})
+        self._ready = dict(values or {})
+        both = self._producers.keys() & self._ready.keys()
+        if both:
+            raise ValueError(f"signals given both as values and as producers: {sorted(both)}")
         self._values: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._values:
-            if key not in self._producers:
+            if key in self._ready:
+                self._values[key] = self._ready[key]
+            elif key in self._producers:
+                self._values[key] = self._producers[key]()
+            else:
                 raise KeyError(key)
-            self._values[key] = self._producers[key]()
         return self._values[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._producers)
+        yield from self._ready
+        yield from self._producers
 
     def __len__(self) -> int:
-        return len(self._producers)
+        return len(self._ready) + len(self._producers)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._producers
+        return key in self._ready or key in self._producers
 
     def computed(self) -> list[str]:
-        """Keys computed so far (what policies actually read)."""
+        """Keys read so far (what policies actually read)."""
         return list(self._values)
 
     def __repr__(self) -> str:
-        return f"<PoolSignals {sorted(self._producers)} computed={sorted(self._values)}>"
+        return f"<PoolSignals {sorted(self)} computed={sorted(self._values)}>"
 
 
 def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] | None = None,
@@ -74,12 +87,10 @@ def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] 
         "query_sparse": lambda: tfidf()[1],
         "sparse_terms": lambda: tfidf()[2],
     }
+    values = dict(extra)
     if timestamps is not None:
-        stamps = list(timestamps)
-        producers["timestamps"] = lambda: stamps
-    for key, value in extra.items():
-        producers[key] = (lambda v=value: v)
-    return PoolSignals(producers)
+        values["timestamps"] = list(timestamps)
+    return PoolSignals({k: f for k, f in producers.items() if k not in values}, values=values)
 
 
 def minmax(x: np.ndarray) -> np.ndarray:

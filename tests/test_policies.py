@@ -113,6 +113,19 @@ def test_pool_signals_are_lazy_and_feed_pursuit_joint(rng):
     assert S.shape[0] == 5 and qs.shape == (S.shape[1],) and qs.sum() > 0
     assert set(sig.computed()) == {"sparse", "query_sparse"}
     assert sig["session_ids"][2] == "s2" and sig["timestamps"][3] is None
+    assert set(sig.computed()) == {"sparse", "query_sparse", "session_ids", "timestamps"}
+    assert {"texts", "query_text", "sparse_terms", "session_ids"} <= set(sig) and len(sig) == 7
+    from mempursuit_core.signals import PoolSignals
+
+    calls = []
+    mixed = PoolSignals({"lexical": lambda: calls.append(1) or [1.0]}, values={"dense": [0.5]})
+    assert sorted(mixed) == ["dense", "lexical"] and "dense" in mixed and not calls
+    assert mixed["dense"] == [0.5] and mixed["lexical"] == [1.0] and mixed["lexical"] == [1.0]
+    assert calls == [1] and mixed.computed() == ["dense", "lexical"]
+    with pytest.raises(ValueError, match="dense"):
+        PoolSignals({"dense": lambda: 1}, values={"dense": 2})
+    with pytest.raises(KeyError):
+        mixed["bm25"]
     M = rng.standard_normal((5, 8))
     order = get_selector("pursuit-joint", weight=3.0).select(rng.standard_normal(8), M, 2, signals=sig).order
     assert order[0] in (0, 2)  # the memories sharing the query's terms "caroline" / "dog"

@@ -417,7 +417,7 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
 
         for key in ("sparse", "query_sparse", "sparse_terms"):
             lazy[key] = getter(key)
-    return PoolSignals({**{key: (lambda v=value: v) for key, value in eager.items()}, **lazy})
+    return PoolSignals(lazy, values=eager)
 
 
 def collect_pool(

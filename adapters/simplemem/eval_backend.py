@@ -187,14 +187,9 @@ class SimpleMemBackend:
         texts = [units[u].text for u in uids]
         stamps = [units[u].timestamp for u in uids]
         sessions = [units[u].session_id for u in uids]
-        signals = PoolSignals({
-            "dense": lambda: dense,
-            "texts": lambda: texts,
-            "query_text": lambda: query,
-            "timestamps": lambda: stamps,
-            "session_ids": lambda: sessions,
-            "lexical": lambda: keyword_scores(store, query, uids),
-        })
+        signals = PoolSignals({"lexical": lambda: keyword_scores(store, query, uids)},
+                              values={"dense": dense, "texts": texts, "query_text": query,
+                                      "timestamps": stamps, "session_ids": sessions})
         return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
                     native_scores=dense, signals=signals)
 
