@@ -328,8 +328,9 @@ def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
         stamps = signals.get("timestamps") if "timestamps" in signals else None
         if stamps is None:
             return None
-        values = [None if t is None else (str(t)[:10] if bucket == "day" else str(t))
-                  for t in stamps]
+        # an empty timestamp (LightMem stores "" for undated memories) is no timestamp
+        values = [None if t is None or not str(t).strip()
+                  else (str(t)[:10] if bucket == "day" else str(t)) for t in stamps]
     if len(values) != P:
         raise ValueError(f"time signal has {len(values)} entries but the pool has P={P}")
     # Candidates without a time each get a bucket of their own (never grouped together).

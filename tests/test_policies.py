@@ -256,6 +256,9 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     assert sessions[by_day[0]] == "a" and sessions[by_day[1]] != "a"
     none = get_selector("pursuit-center", spread=100.0).select(q, M, 5).order
     assert none.tolist() == by_rel[:5].tolist()
+    undated = {"timestamps": ["" if s == "a" else "2023-05-01T10:00" for s in sessions]}
+    blank = get_selector("pursuit-center", spread=100.0).select(q, M, 3, signals=undated).order
+    assert blank.tolist() == by_rel[:3].tolist()  # empty timestamps are not one shared day
     with pytest.raises(ValueError, match="spread"):
         get_selector("pursuit-center", spread=-0.1)
 
