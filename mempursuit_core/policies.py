@@ -36,6 +36,7 @@ All of them take the pool in native order; none needs an LLM or training.
 
 from __future__ import annotations
 
+import datetime
 import math
 from typing import Any
 
@@ -328,13 +329,23 @@ def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
         stamps = signals.get("timestamps") if "timestamps" in signals else None
         if stamps is None:
             return None
-        # an empty timestamp (LightMem stores "" for undated memories) is no timestamp
-        values = [None if t is None or not str(t).strip()
-                  else (str(t)[:10] if bucket == "day" else str(t)) for t in stamps]
+        values = [_stamp(t, bucket) for t in stamps]
     if len(values) != P:
         raise ValueError(f"time signal has {len(values)} entries but the pool has P={P}")
     # Candidates without a time each get a bucket of their own (never grouped together).
     return [("__none__", i) if v is None else v for i, v in enumerate(values)]
+
+
+def _stamp(t, bucket: str):
+    """The bucket of one timestamp: its calendar day (``"day"``) or the value itself."""
+    # an empty timestamp (LightMem stores "" for undated memories) is no timestamp
+    if t is None or isinstance(t, bool) or not str(t).strip():
+        return None
+    if isinstance(t, (int, float, np.integer, np.floating)):  # seconds since the epoch, UTC
+        if not math.isfinite(t):
+            return None
+        t = datetime.datetime.fromtimestamp(float(t), tz=datetime.timezone.utc).isoformat()
+    return str(t)[:10] if bucket == "day" else str(t)
 
 
 class TimePursuit(_PoolPolicy):

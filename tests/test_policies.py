@@ -259,6 +259,12 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     undated = {"timestamps": ["" if s == "a" else "2023-05-01T10:00" for s in sessions]}
     blank = get_selector("pursuit-center", spread=100.0).select(q, M, 3, signals=undated).order
     assert blank.tolist() == by_rel[:3].tolist()  # empty timestamps are not one shared day
+    from mempursuit_core.policies import time_buckets
+
+    epoch = [1683540000.0, 1683590000, np.float32(1683600000), float("nan"), True, "", None]
+    got = time_buckets({"timestamps": epoch}, 7)
+    assert got[:3] == ["2023-05-08", "2023-05-08", "2023-05-09"]  # seconds since 1970, UTC
+    assert all(isinstance(b, tuple) for b in got[3:])  # no usable time: a bucket each
     with pytest.raises(ValueError, match="spread"):
         get_selector("pursuit-center", spread=-0.1)
 
