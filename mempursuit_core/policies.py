@@ -342,9 +342,10 @@ def _stamp(t, bucket: str):
     if t is None or isinstance(t, bool) or not str(t).strip():
         return None
     if isinstance(t, (int, float, np.integer, np.floating)):  # seconds since the epoch, UTC
-        if not math.isfinite(t):
+        try:
+            t = datetime.datetime.fromtimestamp(float(t), tz=datetime.timezone.utc).isoformat()
+        except (OverflowError, OSError, ValueError):  # NaN, inf, out of the calendar's range
             return None
-        t = datetime.datetime.fromtimestamp(float(t), tz=datetime.timezone.utc).isoformat()
     return str(t)[:10] if bucket == "day" else str(t)
 
 

@@ -261,8 +261,9 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     assert blank.tolist() == by_rel[:3].tolist()  # empty timestamps are not one shared day
     from mempursuit_core.policies import time_buckets
 
-    epoch = [1683540000.0, 1683590000, np.float32(1683600000), float("nan"), True, "", None]
-    got = time_buckets({"timestamps": epoch}, 7)
+    epoch = [1683540000.0, 1683590000, np.float32(1683600000), float("nan"), True, "", None,
+             1e300, -float("inf")]
+    got = time_buckets({"timestamps": epoch}, 9)
     assert got[:3] == ["2023-05-08", "2023-05-08", "2023-05-09"]  # seconds since 1970, UTC
     assert all(isinstance(b, tuple) for b in got[3:])  # no usable time: a bucket each
     with pytest.raises(ValueError, match="spread"):
