@@ -26,8 +26,9 @@ already-selected memories explain:
   signal (the framework's own keyword score, ``"lexical"``, and BM25 over the pool's
   ``"texts"``, light-stemmed; their mean where there are both) the two are fused as pool
   z-scores, the lexical one at weight 0.7 (min-max fusion with equal weights, like a hybrid
-  store, is ``fusion="minmax", weight=1``).
-  ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
+  store, is ``fusion="minmax", weight=1``). With sessions or timestamps, ``spread`` (0.3)
+  lowers the other memories of a session once it has a pick, so the budget covers more
+  sessions. ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
 * ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
   moved behind the rest.
 
