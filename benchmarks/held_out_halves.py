@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from readme_tables import METRICS, cell  # noqa: E402
-from mempursuit_core.eval.metrics import mcnemar_exact  # noqa: E402
+from mempursuit_core.eval.metrics import paired_comparison  # noqa: E402
 
 HALVES = Path(__file__).resolve().parent / "results" / "eval" / "tuning_halves.json"
 
@@ -43,10 +43,8 @@ def halves(run: Path, policies: list[str] | None, ks=("10", "20")) -> dict:
                     a = np.array([r["metrics"][name][k][metric] for r in sub], dtype=float)
                     b = np.array([r["metrics"]["native"][k][metric] for r in sub], dtype=float)
                     ok = ~(np.isnan(a) | np.isnan(b))
-                    test = mcnemar_exact(a[ok], b[ok])
-                    diff = 100 * (a[ok].mean() - b[ok].mean())
-                    cells[f"{level} K={k}"] = {"value": 100 * a[ok].mean(), "diff": diff,
-                                               "p_value": test["p_value"]}
+                    # the statistics mempursuit eval writes to summary.json, on this half
+                    cells[f"{level} K={k}"] = paired_comparison(a[ok], b[ok], binary=True)
             table[name] = cells
         out["halves"][half] = {"n": len(sub), "rows": table}
     return out
@@ -61,7 +59,7 @@ def markdown(result: dict) -> str:
                   f"{data['n']} questions", "", "| policy | " + " | ".join(cols) + " |",
                   "|---|" + "---:|" * len(cols)]
         for name, cells in rows.items():
-            shown = [cell(None if name == "native" else c, c["value"]) for c in cells.values()]
+            shown = [cell(None if name == "native" else c, c["policy"]) for c in cells.values()]
             lines.append(f"| {name} | " + " | ".join(shown) + " |")
         lines.append("")
     return "\n".join(lines)
