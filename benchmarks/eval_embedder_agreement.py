@@ -33,7 +33,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     from mempursuit_core.embed import get_embedder
-    from mempursuit_core.eval.datasets import load_locomo
+    from mempursuit_eval.datasets import load_locomo
 
     ds = load_locomo(args.data)
     group = ds.units[0].group

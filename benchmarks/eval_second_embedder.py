@@ -22,11 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from mempursuit_core import get_selector
-from mempursuit_core.eval.cache import CachedEmbedder
-from mempursuit_core.eval.datasets import default_cache_dir, load_dataset
-from mempursuit_core.eval.metrics import mcnemar_exact, selection_metrics
-from mempursuit_core.eval.runner import _Progress, parse_policy
-from mempursuit_core.eval.store import PlainStore
+from mempursuit_eval.cache import CachedEmbedder
+from mempursuit_eval.datasets import default_cache_dir, load_dataset
+from mempursuit_eval.metrics import mcnemar_exact, selection_metrics
+from mempursuit_eval.progress import Progress
+from mempursuit_eval.runner import parse_policy
+from mempursuit_eval.store import PlainStore
 
 # labels as ``mempursuit eval --policies`` reads them; the last three are pursuit-center's
 # earlier versions (no session spreading; one lexical score, no stemming; the first one with
@@ -104,7 +105,7 @@ def main(argv=None) -> int:
     for native in ("dense", "hybrid"):
         store = PlainStore(native)
         todo = embedder.missing([u.text for u in ds.units])
-        with _Progress(todo > 0, todo, f"embedding ({native})") as bar:
+        with Progress(todo > 0, todo, f"embedding ({native})") as bar:
             store.build(ds.units, embedder=embedder, progress=bar.update)
         got = {p: {k: [] for k in args.k} for p in POLICIES}
         selectors = {}

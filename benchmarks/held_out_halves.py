@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from readme_tables import METRICS, cell  # noqa: E402
-from mempursuit_core.eval.metrics import paired_comparison  # noqa: E402
+from mempursuit_eval.metrics import paired_comparison  # noqa: E402
 
 HALVES = Path(__file__).resolve().parent / "results" / "eval" / "tuning_halves.json"
 

@@ -30,8 +30,8 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from mempursuit_core import get_selector, list_selectors  # noqa: E402
-from mempursuit_core.eval.datasets import load_dataset  # noqa: E402
-from mempursuit_core.eval.lexical import _stem, _term_counts  # noqa: E402
+from mempursuit_eval.datasets import load_dataset  # noqa: E402
+from mempursuit_core.lexical import _stem, _term_counts  # noqa: E402
 from mempursuit_core.signals import pool_signals  # noqa: E402
 
 SKIP = {"mempursuit-adaptive"}  # same kernel as mempursuit, stops early

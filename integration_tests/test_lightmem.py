@@ -507,9 +507,9 @@ def test_real_lightmem(tmp_path, minilm_path, locomo0):
 def test_real_lightmem_eval_backend(tmp_path, minilm_path, locomo0):
     _import_lightmem()
     from mempursuit_core.embed import get_embedder
-    from mempursuit_core.eval.base import MemoryUnit
-    from mempursuit_core.eval.runner import build_backend
-    from mempursuit_lightmem.eval_backend import LightMemBackend
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+    from mempursuit_eval.backends.lightmem import LightMemBackend
 
     backend = build_backend("lightmem")
     assert isinstance(backend, LightMemBackend)

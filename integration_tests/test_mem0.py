@@ -30,6 +30,7 @@ from mem0 import AsyncMemory as Mem0AsyncMemory  # noqa: E402
 from mem0 import Memory as Mem0Memory  # noqa: E402
 
 import mempursuit_mem0  # noqa: E402
+import mempursuit_mem0.provider  # noqa: E402,F401  registers the "mempursuit" reranker provider
 from mempursuit_core import Selection, Selector, get_selector, select  # noqa: E402
 from mempursuit_core.plugins import UnknownNameError, list_adapters, load_adapter  # noqa: E402
 from mempursuit_mem0 import stores as mp_stores  # noqa: E402
@@ -158,15 +159,17 @@ def _native_pool(native, query, filters, size=P, threshold=0.1):
 def test_plugin_spec_and_module():
     spec = list_adapters()["mem0"]
     assert (spec.module, spec.framework, spec.extra) == ("mempursuit_mem0", "mem0", "mem0")
-    assert spec.eval_backend == "mempursuit_mem0.eval_backend:Mem0Backend"
     assert load_adapter("mem0") is mempursuit_mem0
-    modname, _, attr = spec.eval_backend.partition(":")
-    assert callable(getattr(__import__(modname, fromlist=[attr]), attr))
+    from mempursuit_eval.backends import backend_factory
+    from mempursuit_eval.backends.mem0 import Mem0Backend
+
+    assert backend_factory("mem0") is Mem0Backend
 
 
-@pytest.mark.parametrize("first", ["mempursuit_mem0", "mem0"])
+@pytest.mark.parametrize("first", ["mempursuit_mem0.provider", "mem0",
+                                   "mempursuit_mem0.provider, mempursuit_mem0.reranker_config"])
 def test_provider_registered_in_either_import_order(first):
-    other = "mem0" if first == "mempursuit_mem0" else "mempursuit_mem0"
+    other = "mem0" if first.startswith("mempursuit_mem0") else "mempursuit_mem0.provider"
     code = (
         f"import {first}, {other}\n"
         "from mem0.utils.factory import RerankerFactory as F\n"
@@ -179,7 +182,12 @@ def test_provider_registered_in_either_import_order(first):
 
 
 def test_plain_mem0_does_not_know_the_provider():
+    # neither does Mem0 beside the adapter package or the plugin host: only the provider import
     code = (
+        "import sys; hooks = list(sys.meta_path)\n"
+        "import mempursuit_mem0, mempursuit_mem0.plugin\n"
+        "from mempursuit_core.plugins import list_adapters; list_adapters()\n"
+        "assert sys.meta_path == hooks\n"
         "import mem0.utils.factory as f\n"
         "print('mempursuit' in f.RerankerFactory.provider_to_class)\n"
     )
@@ -358,7 +366,7 @@ def test_metadata_filters_and_threshold_hold(native_qdrant, pursuit_qdrant, conv
 
 
 def test_async_path(native_qdrant, pursuit_qdrant, workdir, conversation):
-    reranker = {"provider": "mempursuit", "config": {"k": K, "pool": P}}
+    reranker = {"provider": "mempursuit", "config": {"k": K, "pool": P, "policy": "mempursuit"}}
     amem = _sibling(native_qdrant, workdir, cls=Mem0AsyncMemory, reranker=reranker)
     try:
         binding = mempursuit_mem0.get_binding(amem)
@@ -399,7 +407,7 @@ def test_other_stores(store, request, conversation):
     ref_k = {q: [r["id"] for r in native.search(q, filters=filters, top_k=K)["results"]]
              for q in QUERIES}
     vs = native.vector_store
-    memory = mempursuit_mem0.wrap(native, k=K, pool=P)
+    memory = mempursuit_mem0.wrap(native, k=K, pool=P, policy="mempursuit")
     try:
         assert mempursuit_mem0.get_binding(memory).active
         for q in QUERIES[:3]:
@@ -511,7 +519,7 @@ def test_qdrant_hybrid_signals_and_named_vectors(hybrid_qdrant, conversation, tu
     assert {i: pytest.approx(v) for i, v in zip(stored.indices, stored.values)} == {
         i: v for i, v in row.items() if v}
     # The bound search uses all of it and still returns Mem0's format.
-    mempursuit_mem0.wrap(memory, k=K)
+    mempursuit_mem0.wrap(memory, k=K, policy="mempursuit")
     try:
         got = memory.search(q, filters=filters)["results"]
         order = select(prepared.query_vector, prepared.vectors, K).order
@@ -532,6 +540,27 @@ def test_qdrant_hybrid_signals_and_named_vectors(hybrid_qdrant, conversation, tu
         mempursuit_mem0.wrap(memory, k=K, policy="pursuit-center")
         got = memory.search(q, filters=filters)["results"]
         assert [r["id"] for r in got] == [prepared.ids[i] for i in center.order]
+    finally:
+        mempursuit_mem0.unbind(memory)
+
+
+def test_the_default_policy_reads_mem0s_pool_and_signals(hybrid_qdrant, conversation):
+    """A wrap with no policy runs mempursuit_core.DEFAULT_POLICY on Mem0's pool, with Mem0's
+    keyword score and the pool's texts as its lexical signals."""
+    from mempursuit_core import DEFAULT_POLICY
+
+    memory, filters = hybrid_qdrant, _user(conversation)
+    mempursuit_mem0.wrap(memory, k=K)
+    try:
+        assert mempursuit_mem0.get_binding(memory).policy == DEFAULT_POLICY
+        for q in QUERIES[:3]:
+            got = memory.search(q, filters=filters)["results"]
+            prepared = collect_pool(memory, q, filters, P)
+            want = get_selector(DEFAULT_POLICY).select(prepared.query_vector, prepared.vectors, K,
+                                                       signals=prepared.signals)
+            assert want.info["lexical"] != "none"
+            assert [r["id"] for r in got] == [prepared.ids[i] for i in want.order]
+            assert {r["metadata"]["mempursuit"]["policy"] for r in got} == {DEFAULT_POLICY}
     finally:
         mempursuit_mem0.unbind(memory)
 
@@ -594,7 +623,7 @@ def test_pgvector(native_pgvector, conversation, turn_vectors):
              for q in queries}
     for q in queries[-2:]:
         assert any(r["score_details"]["bm25_score"] > 0 for r in ref[q]), q  # hybrid
-    mempursuit_mem0.wrap(memory, k=K)
+    mempursuit_mem0.wrap(memory, k=K, policy="mempursuit")
     try:
         for q in queries:
             pool_ids = [r["id"] for r in ref[q]]
@@ -712,6 +741,59 @@ def test_fallback_changed_internals(native_qdrant, workdir, conversation, caplog
         memory.close()
 
 
+def test_strict_raises_where_the_default_falls_back(native_faiss, native_qdrant, workdir,
+                                                   conversation, monkeypatch):
+    from mempursuit_mem0.search import AdapterError
+
+    monkeypatch.delitem(mp_stores._READERS, "mem0.vector_stores.faiss.FAISS")
+    with pytest.raises(AdapterError, match="no stored-vector reader.*strict=True"):
+        mempursuit_mem0.bind(native_faiss, k=K, strict=True)
+    mempursuit_mem0.unbind(native_faiss)
+    memory = mempursuit_mem0.wrap(_sibling(native_qdrant, workdir), k=K, strict=True)
+    mempursuit_mem0.get_binding(memory).selector = _BrokenSelector()
+    try:
+        with pytest.raises(AdapterError, match="invalid order.*strict=True"):
+            memory.search(QUERIES[2], filters=_user(conversation), top_k=K)
+    finally:
+        memory.close()
+
+
+def test_unbind_gives_the_embedder_its_own_embed_back(native_qdrant, workdir):
+    memory = _sibling(native_qdrant, workdir)
+    embedder = memory.embedding_model
+    try:
+        assert "embed" not in vars(embedder)
+        mempursuit_mem0.bind(memory, k=K)
+        assert "embed" in vars(embedder)  # the capturing wrapper, on the instance
+        mempursuit_mem0.unbind(memory)
+        assert "embed" not in vars(embedder) and embedder.embed.__func__ is type(embedder).embed
+        mempursuit_mem0.bind(memory, k=K)
+        mempursuit_mem0.bind(memory, k=K)  # rebinding wraps once, and unbinding still restores
+        mempursuit_mem0.unbind(memory)
+        assert "embed" not in vars(embedder)
+    finally:
+        memory.close()
+
+
+def test_subclass_from_config_runs_mem0s_own_from_config(native_qdrant, workdir, monkeypatch):
+    calls = []
+    original = Mem0Memory.from_config.__func__
+
+    def spy(cls, config_dict):
+        calls.append(cls)
+        return original(cls, config_dict)
+
+    monkeypatch.setattr(Mem0Memory, "from_config", classmethod(spy))
+    cfg = fx.base_config(workdir, client=native_qdrant.vector_store.client)
+    cfg["history_db_path"] = str(workdir / "history-fromcfg.db")
+    memory = mempursuit_mem0.Memory.from_config(cfg, mempursuit={"k": 3, "strict": True})
+    try:
+        assert calls == [mempursuit_mem0.Memory]
+        assert mempursuit_mem0.get_binding(memory).settings.k == 3
+    finally:
+        memory.close()
+
+
 def test_fallback_when_pool_items_change_shape(native_qdrant, workdir, conversation, caplog,
                                                monkeypatch):
     """Mem0's retrieval step starts returning something else than result dicts."""
@@ -771,8 +853,8 @@ class _STEmbedder:
 
 
 def test_eval_backend(native_qdrant, conversation, tmp_path):
-    from mempursuit_core.eval.base import MemoryUnit, StoreBackend
-    from mempursuit_mem0.eval_backend import Mem0Backend
+    from mempursuit_eval.base import MemoryUnit, StoreBackend
+    from mempursuit_eval.backends.mem0 import Mem0Backend
 
     units = [
         MemoryUnit(uid=f"u{i}", text=t["text"], group="A" if i < 60 else "B",

@@ -379,8 +379,8 @@ def test_adapter_registered_and_loadable():
 
 # ------------------------------------------------------------------------------ eval backend
 def test_eval_backend_pools_are_memorybank_l2_search():
-    from mempursuit_core.eval.base import MemoryUnit
-    from mempursuit_core.eval.runner import build_backend
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
 
     backend = build_backend("memorybank")
     units = []

@@ -424,9 +424,9 @@ def test_one_line_swap_on_a_simplemem_system(tmp_path, minilm_path, locomo0, mon
 
 def test_eval_backend(tmp_path, minilm_path, locomo0):
     from mempursuit_core.embed import get_embedder
-    from mempursuit_core.eval.base import MemoryUnit
-    from mempursuit_core.eval.runner import build_backend
-    from mempursuit_simplemem.eval_backend import SimpleMemBackend
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+    from mempursuit_eval.backends.simplemem import SimpleMemBackend
 
     backend = build_backend("simplemem")
     assert isinstance(backend, SimpleMemBackend)
@@ -463,10 +463,10 @@ def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, l
     """``mempursuit eval --framework simplemem``: the pool's "lexical" signal is LanceDB's BM25
     from the index ``build`` created, per group, read only when a policy asks for it."""
     from mempursuit_core.embed import get_embedder
-    from mempursuit_core.eval.base import MemoryUnit
+    from mempursuit_eval.base import MemoryUnit
     from mempursuit_core.policies import CenteredPursuit
     from mempursuit_simplemem import has_fts_index
-    from mempursuit_simplemem.eval_backend import SimpleMemBackend
+    from mempursuit_eval.backends.simplemem import SimpleMemBackend
 
     backend = SimpleMemBackend()
     embedder = get_embedder(f"st:{minilm_path}")

@@ -1,14 +1,19 @@
 """mempursuit: residual-pursuit read policies for agent-memory frameworks."""
 
-from .pursuit import PursuitResult, select, select_batch
-from .selectors import Selection, Selector, get_selector, list_selectors
+from .builtins import DEFAULT_POLICY
+from .plugins import get_selector, list_selectors, resolve_selector
+from .pursuit import PursuitOptions, PursuitResult, select, select_batch
+from .selectors import Selection, Selector
 
 __all__ = [
+    "DEFAULT_POLICY",
+    "PursuitOptions",
     "PursuitResult",
     "Selection",
     "Selector",
     "get_selector",
     "list_selectors",
+    "resolve_selector",
     "select",
     "select_batch",
 ]

@@ -21,6 +21,9 @@ STOP_BUDGET = 0  # k (or P) memories selected
 STOP_ADAPTIVE = 1  # patience steps in a row with relative improvement <= tau
 
 _PIVOT_FLOOR = 1e-300
+# |M_i|^2 inside (_NN_LOW, _NN_HIGH) is computed directly; outside, with the row rescaled.
+_NN_LOW = 1e-280
+_NN_HIGH = 1e280
 # Cosine at or above 1 - DUP_TOL: the same direction as a selected memory (a copy).
 DUP_TOL = 1e-12
 
@@ -37,17 +40,28 @@ def _scores_and_norms(M, q, b, inv_norm):
             v = np.float64(M[i, l])
             dq += v * q[l]
             nn += v * v
-        if not (nn > 0.0) or not np.isfinite(nn):
+        if _NN_LOW < nn < _NN_HIGH:
+            norm = np.sqrt(nn)
+        else:
+            # |M_i|^2 under- or overflows (or the row is bad): max|M_i| times the norm of
+            # M_i / max|M_i| is the same norm without leaving the float64 range.
+            m = 0.0
+            for l in range(d):
+                m = max(m, abs(np.float64(M[i, l])))
+            norm = 0.0
+            if m > 0.0 and np.isfinite(m):
+                acc = 0.0
+                for l in range(d):
+                    v = np.float64(M[i, l]) / m
+                    acc += v * v
+                norm = m * np.sqrt(acc)
+        s = 1.0 / norm if norm > 0.0 else 0.0
+        if not (s > 0.0) or not np.isfinite(s) or not np.isfinite(norm) or not np.isfinite(dq):
             if bad < 0:
                 bad = i
             inv_norm[i] = 0.0
             b[i] = 0.0
         else:
-            s = 1.0 / np.sqrt(nn)
-            if not np.isfinite(s) or not np.isfinite(dq):
-                if bad < 0:
-                    bad = i
-                s = 0.0
             inv_norm[i] = s
             b[i] = dq * s
     return bad
@@ -58,13 +72,13 @@ def _gram_column(M, inv_norm, j, x, out):
     """out_i = <M_i, M_j> / (|M_i| |M_j|), one pass over M; x is a float64 work vector of size d."""
     P, d = M.shape
     s = inv_norm[j]
-    for l in range(d):
-        x[l] = np.float64(M[j, l])
+    for l in range(d):  # the unit M_j: products with any finite row then stay in range
+        x[l] = np.float64(M[j, l]) * s
     for i in range(P):
         acc = 0.0
         for l in range(d):
             acc += np.float64(M[i, l]) * x[l]
-        out[i] = acc * (inv_norm[i] * s)
+        out[i] = acc * inv_norm[i]
 
 
 @njit(cache=True, nogil=True)

@@ -54,8 +54,11 @@ def simplex_qp(H: np.ndarray, b: np.ndarray, tol: float = 1e-13) -> np.ndarray:
 
 
 def select_reference(query, candidates, k, *, ridge=1e-10, adaptive=False, tau=1e-5,
-                     patience=2, tie_margins=False):
+                     patience=2, prior=None, gamma=1.0, keep=0, tie_margins=False):
     """Plain-numpy MemPursuit. Returns ``(order, weights, losses, gaps, margins)``.
+
+    With ``prior`` (P,) the pick maximises ``prior_i - gamma * (G_S alpha)_i`` instead of the
+    residual correlation; the first ``keep`` picks are the positions ``0 .. keep - 1``.
 
     ``margins[t]`` is the score gap between step ``t``'s pick and the runner-up (inf when no
     runner-up): where it is tiny, the choice is a numerical tie and orders may legitimately
@@ -74,7 +77,20 @@ def select_reference(query, candidates, k, *, ridge=1e-10, adaptive=False, tau=1
     u = b.copy()
     prev, flat = 1.0, 0
     for _ in range(n):
-        masked = np.where(np.isin(np.arange(P), order), -np.inf, u)
+        if len(order) < keep:
+            j = len(order)
+            order.append(j)
+            margins.append(np.inf)
+            S = np.array(order)
+            alpha, r, loss = _refit(G, M, q, b, S, ridge)
+            u = M @ r
+            losses.append(loss)
+            gaps.append(_gap(u, alpha, S, ridge))
+            prev = loss
+            continue
+        # G_S alpha = b - u: what the current reconstruction explains of each candidate
+        score = u if prior is None else np.asarray(prior, dtype=np.float64) - gamma * (b - u)
+        masked = np.where(np.isin(np.arange(P), order), -np.inf, score)
         if order:  # copies of selected memories are deferred (see _kernel.DUP_TOL)
             copies = (G[:, order].max(axis=1) >= 1.0 - 1e-12) & np.isfinite(masked)
             if copies.all() or not np.isfinite(masked[~copies]).any():
@@ -86,14 +102,10 @@ def select_reference(query, candidates, k, *, ridge=1e-10, adaptive=False, tau=1
         margins.append(masked[j] - rest.max() if rest.size and np.isfinite(rest.max()) else np.inf)
         order.append(j)
         S = np.array(order)
-        alpha = simplex_qp(G[np.ix_(S, S)] + ridge * np.eye(len(S)), b[S])
-        r = q - M[S].T @ alpha
+        alpha, r, loss = _refit(G, M, q, b, S, ridge)
         u = M @ r
-        loss = float(r @ r)
         losses.append(loss)
-        nu = float(alpha @ u[S]) - ridge * float(alpha @ alpha)
-        outside = np.delete(u, S)
-        gaps.append(max(0.0, float(outside.max()) - nu) if outside.size else 0.0)
+        gaps.append(_gap(u, alpha, S, ridge))
         if adaptive:
             flat = flat + 1 if (prev - loss) / max(prev, 1e-12) <= tau else 0
             prev = loss
@@ -103,3 +115,16 @@ def select_reference(query, candidates, k, *, ridge=1e-10, adaptive=False, tau=1
     out = (np.array(order, dtype=np.intp), alpha, np.array(losses), np.array(gaps),
            np.array(margins))
     return out if tie_margins else out[:4]
+
+
+def _refit(G, M, q, b, S, ridge):
+    alpha = simplex_qp(G[np.ix_(S, S)] + ridge * np.eye(len(S)), b[S])
+    r = q - M[S].T @ alpha
+    return alpha, r, float(r @ r)
+
+
+def _gap(u, alpha, S, ridge):
+    """The Frank-Wolfe certificate: best outside score minus the simplex value."""
+    nu = float(alpha @ u[S]) - ridge * float(alpha @ alpha)
+    outside = np.delete(u, S)
+    return max(0.0, float(outside.max()) - nu) if outside.size else 0.0

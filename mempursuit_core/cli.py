@@ -29,10 +29,13 @@ def _cmd_adapters(args) -> int:
 
 
 def _cmd_selectors(args) -> int:
-    from .selectors import list_selectors
+    from .builtins import DEFAULT_POLICY
+    from .plugins import list_selectors
 
     for name, desc in list_selectors().items():
-        print(f"{name:<22} {desc}")
+        mark = "*" if name == DEFAULT_POLICY else " "
+        print(f"{mark} {name:<22} {desc}")
+    print(f"(* the default read policy: {DEFAULT_POLICY})")
     return 0
 
 
@@ -44,7 +47,7 @@ def _load_npy(path: str, what: str) -> np.ndarray:
 
 
 def _cmd_select(args) -> int:
-    from .selectors import get_selector
+    from .plugins import get_selector
 
     q = _load_npy(args.query, "the query")
     M = _load_npy(args.candidates, "the candidates")
@@ -101,6 +104,8 @@ def _cmd_bench(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .builtins import DEFAULT_POLICY
+
     parser = argparse.ArgumentParser(
         prog="mempursuit",
         description="Residual-pursuit read policies for agent-memory frameworks.",
@@ -118,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", help=".npy file with the query vector, shape (d,)")
     p.add_argument("candidates", help=".npy file with candidate vectors, shape (P, d), native order")
     p.add_argument("-k", type=int, default=10, help="budget (default 10)")
-    p.add_argument("--policy", default="mempursuit", help="selector name (default mempursuit)")
+    p.add_argument("--policy", default=DEFAULT_POLICY,
+                   help=f"selector name (default {DEFAULT_POLICY}; the paper's rule: mempursuit)")
     p.add_argument("--ridge", type=float, default=1e-10)
     p.add_argument("--tau", type=float, default=1e-5)
     p.add_argument("--patience", type=int, default=2)
@@ -126,18 +132,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_select)
 
     p = sub.add_parser("bench", help="latency benchmark: prints a table, writes JSON")
-    p.add_argument("--out", default="bench.json", help="JSON output path (default bench.json)")
+    p.add_argument("--out", default=None,
+                   help="JSON output path (default: no file, the table only)")
     p.add_argument("--quick", action="store_true", help="a small grid (seconds)")
     p.add_argument("--threads", type=int, default=None, help="threads for the batch form")
     p.add_argument("--no-reference", action="store_true", help="skip the full-Gram baseline")
     p.set_defaults(func=_cmd_bench)
 
-    try:
-        from .eval.cli import add_eval_parser
-    except ImportError:
-        add_eval_parser = None
-    if add_eval_parser is not None:
-        add_eval_parser(sub)
+    from .plugins import command_registrars
+
+    for register in command_registrars():  # e.g. ``eval`` from the harness (mempursuit_eval)
+        register(subparsers=sub)
     return parser
 
 

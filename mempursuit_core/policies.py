@@ -19,7 +19,8 @@ already-selected memories explain:
   reconstruction already draws on look explained, so evidence is composed across time. Buckets
   come from the ``time_buckets`` signal, else ``session_ids``, else the calendar day of
   ``timestamps``; without any of them it is ``pursuit-rank``.
-* ``pursuit-center``: one pursuit step with the pool's centroid as a fixed background atom.
+* ``centered-fusion`` (the default read policy; ``pursuit-center`` is its old name): relevance
+  measured after the pool's centroid, taken as a fixed background atom (one pursuit step).
   Every memory of a conversation shares a common component (speakers, style, topic), and a
   small embedder's cosines are dominated by it; relevance is measured instead between the
   query's residual after the centroid and each memory's residual after it. With a lexical
@@ -43,12 +44,13 @@ from typing import Any
 
 import numpy as np
 
-from .pursuit import _as_matrix, _as_vector, _bad_row_error, _unit_rows, select
-from .selectors import Selection, Selector, _check_k
+from .pursuit import _as_matrix, _as_vector, _bad_row_error, _unit_rows, row_norms, select
+from .selectors import Selection, Selector
 from .signals import minmax, zscore
+from .validation import check_k
 
 __all__ = [
-    "AnchoredPursuit", "CenteredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
+    "AnchoredPursuit", "CenteredFusion", "CenteredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
     "rank_prior", "time_buckets",
 ]
 
@@ -79,7 +81,7 @@ class _PoolPolicy(Selector):
     non-empty ``(P, d)`` pool and a unit float64 query."""
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = _check_k(k)
+        k = check_k(k)
         M = _as_matrix(candidates)
         if M.shape[0] == 0:
             return Selection(order=np.empty(0, dtype=np.intp))
@@ -156,7 +158,7 @@ class JointPursuit(_PoolPolicy):
         return _result(res)
 
 
-class CenteredPursuit(_PoolPolicy):
+class CenteredFusion(_PoolPolicy):
     """The first pursuit step with the pool's centroid as the starting reconstruction.
 
     The paper's rule starts from an empty reconstruction, so its first pick is the raw cosine;
@@ -176,7 +178,7 @@ class CenteredPursuit(_PoolPolicy):
         half of BEAM). ``"signal"`` / ``"pool"`` insist on one of them (ValueError when
         missing).
     stem : bool
-        Stem the tokens of the pool's own BM25 (:func:`mempursuit_core.eval.lexical.stem`), so
+        Stem the tokens of the pool's own BM25 (:func:`mempursuit_core.lexical.stem`), so
         that ``painted`` matches ``painting``; chosen on LoCoMo and half of BEAM, like
         ``weight``. A framework's keyword score is used as it comes.
     fusion : {"zscore", "minmax"}
@@ -201,9 +203,9 @@ class CenteredPursuit(_PoolPolicy):
         features (``keep`` first picks fixed); 0 returns the fused order.
     """
 
-    name = "pursuit-center"
-    description = ("relevance of what the query has beyond the pool's centroid, fused with the "
-                   "framework's and the pool's lexical scores")
+    name = "centered-fusion"
+    description = ("default: relevance of what the query has beyond the pool's centroid, fused "
+                   "with the framework's and the pool's lexical scores, spread over sessions")
 
     LEXICAL = ("auto", "prefer-signal", "signal", "pool", "none")
     FUSION = {"zscore": zscore, "minmax": minmax}
@@ -224,6 +226,11 @@ class CenteredPursuit(_PoolPolicy):
         self.weight, self.spread, self.gamma = float(weight), float(spread), float(gamma)
         self.keep, self.ridge = int(keep), float(ridge)
 
+    @property
+    def nested(self) -> bool:
+        """Without the pursuit continuation the order does not depend on ``k``."""
+        return self.gamma == 0
+
     def _lexical_scores(self, signals, P: int) -> tuple[list[np.ndarray], str]:
         """The lexical channels to fuse (each shape (P,)) and their names joined by ``+``."""
         signals = {} if signals is None else signals  # no len(): lazy mappings stay lazy
@@ -238,14 +245,14 @@ class CenteredPursuit(_PoolPolicy):
                 channels.append(lex)
                 names.append("signal")
         if mode == "signal" and not channels:
-            raise ValueError("pursuit-center(lexical='signal') needs the framework's 'lexical' "
+            raise ValueError(f"{self.name}(lexical='signal') needs the framework's 'lexical' "
                              "signal; this adapter gives none (use lexical='auto' or 'pool')")
         if mode in ("auto", "pool") or (mode == "prefer-signal" and not channels):
             if "texts" in signals and "query_text" in signals:
                 texts = list(signals["texts"])
                 if len(texts) != P:
                     raise ValueError(f"'texts' has {len(texts)} entries but the pool has P={P}")
-                from .eval.lexical import pool_bm25
+                from .lexical import pool_bm25
 
                 query = str(signals["query_text"] or "")
                 bm25 = pool_bm25([str(t) for t in texts], query, stem=self.stem)
@@ -253,15 +260,16 @@ class CenteredPursuit(_PoolPolicy):
                     channels.append(bm25)
                     names.append("pool")
             elif mode == "pool":
-                raise ValueError("pursuit-center(lexical='pool') needs the 'texts' and "
+                raise ValueError(f"{self.name}(lexical='pool') needs the 'texts' and "
                                  "'query_text' signals; none were given")
         return channels, "+".join(names) or "none"
 
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
         X = M.astype(np.float64, copy=False)
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-        bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0)))
+        norms = row_norms(X)
+        with np.errstate(divide="ignore", over="ignore"):
+            bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0) & np.isfinite(1.0 / norms)))
         if bad.size:
             raise _bad_row_error(int(bad[0]))
         # With unit rows u_i, centroid mu and residuals u_i - mu, q - mu (never formed):
@@ -300,6 +308,9 @@ class CenteredPursuit(_PoolPolicy):
         return Selection(order=order[res.order].astype(np.intp), weights=res.weights,
                          stopped=res.stop_reason,
                          info={"losses": res.losses, "gaps": res.gaps, **info})
+
+
+CenteredPursuit = CenteredFusion  # the name before 0.1 (``pursuit-center``)
 
 
 def _spread_order(score: np.ndarray, order: np.ndarray, buckets: list,
@@ -399,13 +410,3 @@ class NativeDedup(_PoolPolicy):
             best = np.maximum(best, U @ U[i])
         order = (kept + later + list(range(len(kept) + len(later), P)))[:k]
         return Selection(order=np.asarray(order, dtype=np.intp))
-
-
-FACTORIES = {
-    "pursuit-rank": (RankPriorPursuit, RankPriorPursuit.description),
-    "pursuit-anchor": (AnchoredPursuit, AnchoredPursuit.description),
-    "pursuit-joint": (JointPursuit, JointPursuit.description),
-    "pursuit-time": (TimePursuit, TimePursuit.description),
-    "pursuit-center": (CenteredPursuit, CenteredPursuit.description),
-    "native-dedup": (NativeDedup, NativeDedup.description),
-}

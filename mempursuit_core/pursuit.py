@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,10 +17,41 @@ import numpy as np
 from numba.typed import List as TypedList
 
 from . import _kernel
+from .validation import check_int, check_k
 
-__all__ = ["PursuitResult", "select", "select_batch"]
+__all__ = ["PursuitOptions", "PursuitResult", "select", "select_batch"]
 
 _STOP_NAMES = {_kernel.STOP_BUDGET: None, _kernel.STOP_ADAPTIVE: "adaptive"}
+
+
+@dataclass(frozen=True)
+class PursuitOptions:
+    """The options one :func:`select` / :func:`select_batch` call ran with (checked, immutable).
+
+    ``has_prior`` says whether a ``prior`` (``priors``) was given; the scores themselves stay
+    with the caller.
+    """
+
+    ridge: float = 1e-10
+    adaptive: bool = False
+    tau: float = 1e-5
+    patience: int = 2
+    gamma: float = 1.0
+    keep: int = 0
+    has_prior: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("ridge", "tau", "gamma"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+                raise TypeError(f"{name} must be a number, got {type(value).__name__}: {value!r}")
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"{name} must be finite and >= 0, got {value}")
+            object.__setattr__(self, name, float(value))
+        object.__setattr__(self, "patience", check_int("patience", self.patience))
+        object.__setattr__(self, "keep", check_int("keep", self.keep, minimum=0))
+        object.__setattr__(self, "adaptive", bool(self.adaptive))
+        object.__setattr__(self, "has_prior", bool(self.has_prior))
 
 
 @dataclass(frozen=True, repr=False)
@@ -43,6 +75,8 @@ class PursuitResult:
         ``"adaptive"`` when adaptive stopping ended the path before the budget, else None.
     pool_size : int
         ``P``, the number of candidates.
+    options : PursuitOptions
+        The options the call ran with.
     """
 
     order: np.ndarray
@@ -51,7 +85,7 @@ class PursuitResult:
     gaps: np.ndarray
     stop_reason: str | None = None
     pool_size: int = 0
-    options: dict[str, Any] = field(default_factory=dict)
+    options: PursuitOptions = field(default_factory=PursuitOptions)
 
     @property
     def stopped_early(self) -> bool:
@@ -99,31 +133,44 @@ def _as_vector(query: Any, d: int | None = None, name: str = "query") -> np.ndar
     q = q.astype(np.float64)
     if not np.all(np.isfinite(q)):
         raise ValueError(f"{name} contains NaN or infinite values")
-    norm = math.sqrt(float(np.dot(q, q)))
-    if not norm > 0.0 or not math.isfinite(norm):
-        raise ValueError(f"{name} has zero (or non-finite) norm; it cannot be normalised")
+    with np.errstate(over="ignore", under="ignore"):
+        norm = math.sqrt(float(np.dot(q, q)))
+    if not 1e-140 < norm < 1e140:  # |q|^2 may have under- or overflowed
+        norm = float(row_norms(q[None, :])[0]) if q.size else 0.0
+    if not norm > 0.0 or not math.isfinite(1.0 / norm):
+        raise ValueError(f"{name} has zero norm; it cannot be normalised")
     return q / norm
 
 
-def _check_options(k: Any, ridge: float, tau: float, patience: int) -> int:
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {type(k).__name__}")
-    if k <= 0:
-        raise ValueError(f"k must be >= 1, got {k}")
-    if not (math.isfinite(ridge) and ridge >= 0.0):
-        raise ValueError(f"ridge must be finite and >= 0, got {ridge}")
-    if not (math.isfinite(tau) and tau >= 0.0):
-        raise ValueError(f"tau must be finite and >= 0, got {tau}")
-    if isinstance(patience, bool) or not isinstance(patience, (int, np.integer)) or patience < 1:
-        raise ValueError(f"patience must be an int >= 1, got {patience!r}")
-    return int(k)
+def row_norms(X: np.ndarray, norms: np.ndarray | None = None) -> np.ndarray:
+    """Euclidean norms of the rows of a (P, d) array, float64, without under- or overflow.
+
+    Rows whose squared norm leaves the float64 range (entries near 1e-160 or 1e160) are
+    measured as ``max|x| * |x / max|x||``; a row with NaN or infinite entries gets NaN or inf.
+    ``norms``, when given, are the plain norms already computed (only the odd rows are redone).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if norms is None:
+        with np.errstate(over="ignore", under="ignore"):
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = np.array(norms, dtype=np.float64)
+    odd = ~((norms > 1e-140) & (norms < 1e140))
+    if odd.any():
+        sub = X[odd]
+        with np.errstate(all="ignore"):
+            m = np.max(np.abs(sub), axis=1) if sub.shape[1] else np.zeros(len(sub))
+            scaled = sub / m[:, None]
+            norms[odd] = np.where(m > 0, m * np.sqrt(np.einsum("ij,ij->i", scaled, scaled)), 0.0)
+    return norms
 
 
 def _unit_rows(M: np.ndarray) -> np.ndarray:
     """Rows of a (P, d) matrix scaled to unit length, float64; names the first bad row."""
     M = M.astype(np.float64, copy=False)
-    norms = np.linalg.norm(M, axis=1)
-    bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0)))
+    with np.errstate(over="ignore", under="ignore"):
+        norms = row_norms(M, np.linalg.norm(M, axis=1))
+    with np.errstate(divide="ignore", over="ignore"):
+        bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0) & np.isfinite(1.0 / norms)))
     if bad.size:
         raise _bad_row_error(int(bad[0]))
     return M / norms[:, None]
@@ -132,19 +179,15 @@ def _unit_rows(M: np.ndarray) -> np.ndarray:
 _NO_PRIOR = np.empty(0)
 
 
-def _check_extensions(prior: Any, gamma: float, keep: int, P: int, name: str = "prior"):
-    if not (math.isfinite(gamma) and gamma >= 0.0):
-        raise ValueError(f"gamma must be finite and >= 0, got {gamma}")
-    if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 0:
-        raise ValueError(f"keep must be an int >= 0, got {keep!r}")
+def _checked_prior(prior: Any, P: int, name: str = "prior") -> np.ndarray:
     if prior is None:
-        return _NO_PRIOR, float(gamma), int(keep)
+        return _NO_PRIOR
     arr = np.ascontiguousarray(prior, dtype=np.float64).reshape(-1)
     if arr.shape[0] != P:
         raise ValueError(f"{name} has {arr.shape[0]} scores but the pool has P={P} candidates")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
-    return arr, float(gamma), int(keep)
+    return arr
 
 
 def _bad_row_error(row: int, where: str = "") -> ValueError:
@@ -154,7 +197,7 @@ def _bad_row_error(row: int, where: str = "") -> ValueError:
     )
 
 
-def _empty(P: int, options: dict) -> PursuitResult:
+def _empty(P: int, options: PursuitOptions) -> PursuitResult:
     z = np.empty(0)
     return PursuitResult(np.empty(0, dtype=np.intp), z, z.copy(), z.copy(), None, P, options)
 
@@ -217,15 +260,15 @@ def select(
         On shape or dimension mismatch, NaN/infinite/zero query, a candidate row with zero
         norm or NaN/infinite values (its index is named), or a bad option.
     """
-    k = _check_options(k, ridge, tau, patience)
+    k = check_k(k)
+    opts = PursuitOptions(ridge, adaptive, tau, patience, gamma, keep, prior is not None)
     M = _as_matrix(candidates)
     P, d = M.shape
-    options = dict(ridge=ridge, adaptive=bool(adaptive), tau=tau, patience=int(patience))
-    prior_arr, gamma, keep = _check_extensions(prior, gamma, keep, P)
+    prior_arr = _checked_prior(prior, P)
     if P == 0:
         if d:
             _as_vector(query, d)
-        return _empty(0, options)
+        return _empty(0, opts)
     q = _as_vector(query, d)
     n = min(k, P)
     order = np.empty(n, dtype=np.int64)
@@ -233,14 +276,14 @@ def select(
     losses = np.empty(n)
     gaps = np.empty(n)
     t, stop, bad = _kernel._pursuit_one(
-        M, q, n, float(ridge), bool(adaptive), float(tau), int(patience),
-        prior_arr, gamma, keep, order, weights, losses, gaps,
+        M, q, n, opts.ridge, opts.adaptive, opts.tau, opts.patience,
+        prior_arr, opts.gamma, opts.keep, order, weights, losses, gaps,
     )
     if bad >= 0:
         raise _bad_row_error(int(bad))
     return PursuitResult(
         order[:t].astype(np.intp, copy=False), weights[:t], losses[:t], gaps[:t],
-        _STOP_NAMES[int(stop)], P, options,
+        _STOP_NAMES[int(stop)], P, opts,
     )
 
 
@@ -281,8 +324,8 @@ def select_batch(
     ValueError
         As :func:`select`; the message names the query whose pool is bad.
     """
-    k = _check_options(k, ridge, tau, patience)
-    options = dict(ridge=ridge, adaptive=bool(adaptive), tau=tau, patience=int(patience))
+    k = check_k(k)
+    opts = PursuitOptions(ridge, adaptive, tau, patience, gamma, keep, priors is not None)
     if isinstance(queries, np.ndarray) and queries.ndim != 2:
         raise ValueError(f"queries must have shape (B, d), got {queries.shape}")
     qlist = list(queries)
@@ -318,7 +361,6 @@ def select_batch(
                                    else np.empty((0, d), dtype)))
     prior_list = TypedList()
     if priors is None:
-        gamma, keep = _check_extensions(None, gamma, keep, 0)[1:]
         for _ in range(B):
             prior_list.append(_readonly(_NO_PRIOR))
     else:
@@ -328,9 +370,7 @@ def select_batch(
         if len(priors) != B:
             raise ValueError(f"got {B} queries but {len(priors)} priors")
         for bi, p in enumerate(priors):
-            arr, gamma_, keep_ = _check_extensions(p, gamma, keep, int(sizes[bi]), f"priors[{bi}]")
-            prior_list.append(_readonly(arr))
-        gamma, keep = gamma_, keep_
+            prior_list.append(_readonly(_checked_prior(p, int(sizes[bi]), f"priors[{bi}]")))
     n = max(1, min(k, int(sizes.max())))
     order = np.zeros((B, n), dtype=np.int64)
     weights = np.zeros((B, n))
@@ -341,10 +381,10 @@ def select_batch(
     bad = np.full(B, -1, dtype=np.int64)
     if threads is None and os.environ.get("MEMPURSUIT_THREADS"):
         threads = int(os.environ["MEMPURSUIT_THREADS"])
-    with _numba_threads(threads):
+    with _parallel_section(), _numba_threads(threads):
         _kernel._pursuit_batch(
-            pool_list, Q, n, float(ridge), bool(adaptive), float(tau), int(patience),
-            prior_list, gamma, keep, order, weights, losses, gaps, n_sel, stop, bad,
+            pool_list, Q, n, opts.ridge, opts.adaptive, opts.tau, opts.patience,
+            prior_list, opts.gamma, opts.keep, order, weights, losses, gaps, n_sel, stop, bad,
         )
     out = []
     for bi in range(B):
@@ -353,7 +393,7 @@ def select_batch(
         t = int(n_sel[bi])
         out.append(PursuitResult(
             order[bi, :t].astype(np.intp), weights[bi, :t].copy(), losses[bi, :t].copy(),
-            gaps[bi, :t].copy(), _STOP_NAMES[int(stop[bi])], int(sizes[bi]), options,
+            gaps[bi, :t].copy(), _STOP_NAMES[int(stop[bi])], int(sizes[bi]), opts,
         ))
     return out
 
@@ -363,6 +403,30 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
+
+
+_PARALLEL_LOCK = threading.Lock()
+
+
+def _serial_layer() -> bool:
+    """True when numba's threading layer cannot run parallel regions from several threads at
+    once (``workqueue`` aborts the process), or before the layer is chosen."""
+    import numba
+
+    try:
+        return numba.threading_layer() == "workqueue"
+    except ValueError:  # no parallel region has run yet: the layer is chosen on the first one
+        return True
+
+
+@contextmanager
+def _parallel_section():
+    """Callers' threads take turns in the parallel kernel where the layer needs it."""
+    if _serial_layer():
+        with _PARALLEL_LOCK:
+            yield
+    else:
+        yield
 
 
 @contextmanager

@@ -1,9 +1,10 @@
-"""Read policies behind one interface, looked up by name.
+"""The selector interface and the paper's selectors.
 
 A selector reorders a candidate pool that a framework retrieved (rows of ``candidates`` in the
-framework's native order) and returns the first ``k`` positions to keep. Built-ins: ``native``
-(the "w/o" baseline), ``mempursuit``, ``mempursuit-adaptive`` and ``mmr``. Plugins add more
-through the ``register_selectors`` hook.
+framework's native order) and returns the first ``k`` positions to keep. Here: ``native`` (the
+"w/o" baseline), ``mempursuit`` (the paper's rule), ``mempursuit-adaptive`` and ``mmr``; the
+policies that keep the native signal are in :mod:`mempursuit_core.policies`. Selectors are
+looked up by name through the plugin host (:func:`mempursuit_core.get_selector`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .hookspecs import hookimpl
-from .pursuit import _as_matrix, _as_vector, _unit_rows, select, select_batch
+from .pursuit import PursuitOptions, _as_matrix, _as_vector, _unit_rows, select, select_batch
+from .validation import check_k
 
-__all__ = [
-    "Selection", "Selector", "checked_order", "get_selector", "list_selectors", "resolve_selector",
-]
+__all__ = ["MMRSelector", "NativeSelector", "PursuitSelector", "Selection", "Selector"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,9 @@ class Selector:
 
     name = "selector"
     description = ""
+    #: True when the ``k``-selection is always the first ``k`` of any larger one (the harness
+    #: then runs the largest budget once and reads the smaller ones as prefixes).
+    nested = False
 
     def select(
         self,
@@ -98,22 +100,15 @@ class Selector:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an int, got {type(k).__name__}")
-    if k <= 0:
-        raise ValueError(f"k must be >= 1, got {k}")
-    return int(k)
-
-
 class NativeSelector(Selector):
     """Keep the framework's order: the first ``k`` of the pool (the paper's "w/o" baseline)."""
 
     name = "native"
     description = "keep the framework's native order (the w/o baseline)"
+    nested = True
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = _check_k(k)
+        k = check_k(k)
         n = len(candidates)
         return Selection(order=np.arange(min(k, n), dtype=np.intp))
 
@@ -121,10 +116,12 @@ class NativeSelector(Selector):
 class PursuitSelector(Selector):
     """Fully corrective residual pursuit (MemPursuit), fixed budget or adaptive stopping."""
 
+    nested = True
+
     def __init__(self, *, adaptive: bool = False, ridge: float = 1e-10, tau: float = 1e-5,
                  patience: int = 2, threads: int | None = None):
         self.adaptive = adaptive
-        self.options = dict(ridge=ridge, adaptive=adaptive, tau=tau, patience=patience)
+        self.options = PursuitOptions(ridge=ridge, adaptive=adaptive, tau=tau, patience=patience)
         self.threads = threads
         self.name = "mempursuit-adaptive" if adaptive else "mempursuit"
         self.description = (
@@ -142,11 +139,15 @@ class PursuitSelector(Selector):
         )
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        return self._wrap(select(query, candidates, k, **self.options))
+        return self._wrap(select(query, candidates, k, **self._kwargs()))
 
     def select_batch(self, queries, pools, k, *, native_scores=None, signals=None):
-        results = select_batch(queries, pools, k, threads=self.threads, **self.options)
+        results = select_batch(queries, pools, k, threads=self.threads, **self._kwargs())
         return [self._wrap(r) for r in results]
+
+    def _kwargs(self) -> dict:
+        o = self.options
+        return dict(ridge=o.ridge, adaptive=o.adaptive, tau=o.tau, patience=o.patience)
 
 
 class MMRSelector(Selector):
@@ -158,6 +159,7 @@ class MMRSelector(Selector):
 
     name = "mmr"
     description = "maximal marginal relevance, lambda 0.5"
+    nested = True
 
     def __init__(self, *, lam: float = 0.5):
         if not 0.0 <= lam <= 1.0:
@@ -165,10 +167,14 @@ class MMRSelector(Selector):
         self.lam = float(lam)
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = _check_k(k)
+        k = check_k(k)
         M = _as_matrix(candidates)
-        q = _as_vector(query, M.shape[1])
         P = M.shape[0]
+        if P == 0:  # like every other selector: an empty pool gives an empty order
+            if M.shape[1]:
+                _as_vector(query, M.shape[1])
+            return Selection(order=np.empty(0, dtype=np.intp))
+        q = _as_vector(query, M.shape[1])
         M = _unit_rows(M)
         n = min(k, P)
         rel = M @ q
@@ -184,86 +190,3 @@ class MMRSelector(Selector):
             taken[j] = True
             redundancy = np.maximum(redundancy, M @ M[j])
         return Selection(order=order)
-
-
-_BUILTIN_FACTORIES = {
-    "native": (NativeSelector, NativeSelector.description),
-    "mempursuit": (lambda **kw: PursuitSelector(adaptive=False, **kw),
-                   "MemPursuit: simplex-constrained residual pursuit (paper defaults)"),
-    "mempursuit-adaptive": (lambda **kw: PursuitSelector(adaptive=True, **kw),
-                            "MemPursuit with adaptive stopping (tau=1e-5, patience=2)"),
-    "mmr": (MMRSelector, MMRSelector.description),
-}
-
-
-@hookimpl
-def register_selectors(register):
-    from .policies import FACTORIES
-
-    for name, (factory, description) in {**_BUILTIN_FACTORIES, **FACTORIES}.items():
-        register(name, factory, description)
-
-
-def list_selectors() -> dict[str, str]:
-    """Registered selector names and one-line descriptions."""
-    from .plugins import list_selector_factories
-
-    return {name: desc for name, (_, desc) in sorted(list_selector_factories().items())}
-
-
-def get_selector(name: str, **options: Any) -> Selector:
-    """Build a registered selector by name, e.g. ``get_selector("mempursuit", ridge=1e-8)``.
-
-    Raises
-    ------
-    UnknownNameError
-        (a ``KeyError``) naming the registered selectors when ``name`` is unknown.
-    """
-    from .plugins import UnknownNameError, list_selector_factories
-
-    factories = list_selector_factories()
-    if name not in factories:
-        raise UnknownNameError("selector", name, list(factories))
-    selector = factories[name][0](**options)
-    if not getattr(selector, "name", None) or selector.name == "selector":
-        selector.name = name
-    return selector
-
-
-def resolve_selector(policy: Any, **options: Any) -> Selector:
-    """A selector from a registered name (with ``options``) or a ready selector object.
-
-    Raises
-    ------
-    UnknownNameError
-        For an unknown name.
-    TypeError
-        For options given with an object, or an object without ``select``.
-    """
-    if isinstance(policy, str):
-        return get_selector(policy, **options)
-    if options:
-        raise TypeError("policy options are only accepted with a policy name")
-    if not callable(getattr(policy, "select", None)):
-        raise TypeError(f"policy must be a selector name or a Selector, got {policy!r}")
-    return policy
-
-
-def checked_order(selection: Any, k: int, P: int, selector: Any = None) -> np.ndarray:
-    """A selector's order as intp positions, checked before an adapter trusts it.
-
-    Raises
-    ------
-    TypeError
-        When the order is not integer.
-    ValueError
-        When it repeats a position, leaves ``range(P)`` or holds more than ``k`` positions.
-    """
-    order = np.asarray(getattr(selection, "order", selection)).reshape(-1)
-    if order.size and not np.issubdtype(order.dtype, np.integer):
-        raise TypeError(f"selector {selector!r} returned a non-integer order")
-    order = order.astype(np.intp, copy=False)
-    if (len(set(order.tolist())) != len(order) or len(order) > k
-            or (len(order) and (order.min() < 0 or order.max() >= P))):
-        raise ValueError(f"selector {selector!r} returned an invalid order {order}")
-    return order

@@ -75,7 +75,7 @@ def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] 
 
     def tfidf():
         if "tfidf" not in state:
-            from .eval.lexical import LexicalIndex
+            from .lexical import LexicalIndex
 
             state["tfidf"] = LexicalIndex(texts).tfidf(range(len(texts)), query)
         return state["tfidf"]

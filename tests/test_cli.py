@@ -16,15 +16,28 @@ def test_select_prints_order_and_trace(tmp_path, rng, capsys):
     q, M = clustered(rng, P=40, d=16)
     np.save(tmp_path / "q.npy", q)
     np.save(tmp_path / "M.npy", M.astype(np.float32))
-    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "-k", "5", "--json"]) == 0
+    paper = ["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "--policy", "mempursuit"]
+    assert main(paper + ["-k", "5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["order"] == select(q, M.astype(np.float32), 5).order.tolist()
     assert len(out["gaps"]) == 5 and abs(sum(out["weights"]) - 1) < 1e-9
-    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "-k", "3"]) == 0
+    assert main(paper + ["-k", "3"]) == 0
     table = capsys.readouterr().out
     assert "step" in table and "gap" in table and len(table.strip().splitlines()) == 5
     assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "--policy", "mmr",
                  "-k", "3"]) == 0
+
+
+def test_select_uses_the_default_policy(tmp_path, rng, capsys):
+    from mempursuit_core import DEFAULT_POLICY, get_selector
+
+    q, M = clustered(rng, P=40, d=16)
+    np.save(tmp_path / "q.npy", q)
+    np.save(tmp_path / "M.npy", M)
+    assert main(["select", str(tmp_path / "q.npy"), str(tmp_path / "M.npy"), "-k", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["order"] == get_selector(DEFAULT_POLICY).select(q, M, 5).order.tolist()
+    assert out["order"] != select(q, M, 5).order.tolist()  # not the paper's rule on this pool
 
 
 def test_select_reports_bad_input(tmp_path, capsys):
@@ -49,6 +62,13 @@ def test_python_dash_m_entry_point():
     res = subprocess.run([sys.executable, "-m", "mempursuit_core", "selectors"], cwd=ROOT,
                          capture_output=True, text=True)
     assert res.returncode == 0 and "native" in res.stdout
+
+
+def test_bench_writes_no_file_unless_asked(tmp_path, monkeypatch):
+    from mempursuit_core.cli import build_parser
+
+    monkeypatch.chdir(tmp_path)
+    assert build_parser().parse_args(["bench"]).out is None
 
 
 def test_bench_quick_writes_json(tmp_path):

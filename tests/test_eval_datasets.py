@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mempursuit_core.eval.datasets import (
+from mempursuit_eval.datasets import (
     DatasetNotFoundError,
     load_beam,
     load_dataset,
@@ -166,9 +166,20 @@ def test_missing_data_gives_a_clear_message(tmp_path, monkeypatch):
 
 
 @needs_data
-def test_default_path_is_shared_data(monkeypatch):
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # the project root
+def test_data_folder_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEMPURSUIT_DATA", str(DATA))
     assert resolve_data_path("locomo", download=False).resolve() == LOCOMO.resolve()
+
+
+def test_the_working_directory_is_never_searched(monkeypatch, tmp_path):
+    # an installed user in ~/x must not silently read ~/shared/data
+    (tmp_path / "shared" / "data" / "locomo").mkdir(parents=True)
+    (tmp_path / "shared" / "data" / "locomo" / "locomo10.json").write_text("[]")
+    (tmp_path / "x").mkdir()
+    monkeypatch.chdir(tmp_path / "x")
+    monkeypatch.delenv("MEMPURSUIT_DATA", raising=False)
+    with pytest.raises(DatasetNotFoundError, match="--data"):
+        resolve_data_path("locomo", cache_dir=tmp_path / "cache", download=False)
 
 
 def test_bad_files_raise(tmp_path):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mempursuit_core.eval.metrics import (
+from mempursuit_eval.metrics import (
     binomial_two_sided,
     bootstrap_ci,
     mcnemar_exact,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mempursuit_core.eval.qa import (
+from mempursuit_eval.qa import (
     ChatCache,
     ChatClient,
     QAError,
@@ -172,7 +172,7 @@ def test_prompts_follow_the_paper():
 @pytest.mark.skipif(not (DATA / "locomo" / "locomo10.json").exists(), reason="LoCoMo data")
 def test_run_eval_with_qa(server, tmp_path):
     pytest.importorskip("onnxruntime", reason='needs the [embed] extra')
-    from mempursuit_core.eval import run_eval
+    from mempursuit_eval import run_eval
 
     kw = dict(dataset="locomo", data=str(DATA / "locomo" / "locomo10.json"), units="summaries",
               k=(2, 4), policies=("native", "mempursuit"), limit=4, cache_dir=str(tmp_path),

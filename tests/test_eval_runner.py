@@ -16,9 +16,9 @@ pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install 
 from mempursuit_core import Selection, Selector
 from mempursuit_core.cli import main as cli_main
 from mempursuit_core.embed import get_embedder
-from mempursuit_core.eval import run_eval
-from mempursuit_core.eval.cache import CachedEmbedder
-from mempursuit_core.eval.datasets import load_dataset
+from mempursuit_eval import run_eval
+from mempursuit_eval.cache import CachedEmbedder
+from mempursuit_eval.datasets import load_dataset
 from mempursuit_core.hookspecs import hookimpl
 from mempursuit_core.plugins import get_plugin_manager
 
@@ -201,7 +201,7 @@ def test_cli_eval(cache, tmp_path, capsys):
 
 
 def test_policy_variants_in_one_run(cache, embedder):
-    from mempursuit_core.eval.runner import parse_policy
+    from mempursuit_eval.runner import parse_policy
 
     assert parse_policy("mmr:lam=0.7") == ("mmr", {"lam": 0.7})
     assert parse_policy("mempursuit:ridge=1e-8,tau=1e-4") == (
@@ -218,8 +218,8 @@ def test_policy_variants_in_one_run(cache, embedder):
 def test_plots_are_skipped_with_a_note_without_matplotlib(locomo_run, tmp_path, monkeypatch):
     import sys
 
-    from mempursuit_core.eval import EvalConfig
-    from mempursuit_core.eval.report import write_outputs
+    from mempursuit_eval import EvalConfig
+    from mempursuit_eval.report import write_outputs
 
     summary, _ = locomo_run
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed

@@ -6,10 +6,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from mempursuit_core.eval.base import MemoryUnit, StoreBackend
-from mempursuit_core.eval.cache import CachedEmbedder, EmbeddingCache, text_key
-from mempursuit_core.eval.lexical import LexicalIndex, pool_bm25, stem, tokenize
-from mempursuit_core.eval.store import PlainStore, PoolSignals, minmax
+from mempursuit_eval.base import MemoryUnit, StoreBackend
+from mempursuit_eval.cache import CachedEmbedder, EmbeddingCache, text_key
+from mempursuit_core.lexical import LexicalIndex, pool_bm25, stem, tokenize
+from mempursuit_eval.store import PlainStore, PoolSignals, minmax
 
 
 class TableEmbedder:

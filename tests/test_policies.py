@@ -191,7 +191,7 @@ def _pool_with_texts():
 
 
 def test_pursuit_center_averages_the_frameworks_and_the_pools_lexical_scores():
-    from mempursuit_core.eval.lexical import pool_bm25
+    from mempursuit_core.lexical import pool_bm25
     from mempursuit_core.signals import pool_signals
 
     q, M, texts, query = _pool_with_texts()
@@ -271,7 +271,7 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
 
 
 def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
-    from mempursuit_core.eval.lexical import LexicalIndex, pool_bm25
+    from mempursuit_core.lexical import LexicalIndex, pool_bm25
     from mempursuit_core.signals import pool_signals
 
     q, M, texts, query = _pool_with_texts()

@@ -396,3 +396,129 @@ def test_reference_qp_agrees_with_scipy(seed):
     assert res.success
     assert f(ours) <= f(res.x) + 1e-10
     assert abs(f(ours) - f(res.x)) < 1e-8
+
+
+# ---------------------------------------------------------------- the prior / keep extension
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("gamma,keep", [(0.5, 0), (1.0, 1), (0.25, 3), (2.0, 0)])
+def test_prior_and_keep_match_reference(seed, gamma, keep):
+    rng = np.random.default_rng(300 + seed)
+    q, M = clustered(rng, P=80, d=32)
+    prior = np.sort(rng.random(80))[::-1] + 0.05 * rng.standard_normal(80)
+    assert_matches_reference(q, M, 25, prior=prior, gamma=gamma, keep=keep)
+
+
+def test_prior_reference_is_not_the_paper_rule(rng):
+    # the oracle must actually read the prior (else the test above compares nothing new)
+    q, M = clustered(rng, P=60, d=24)
+    prior = rng.random(60)
+    plain = select_reference(q, M, 10)[0]
+    with_prior = select_reference(q, M, 10, prior=prior, gamma=0.5)[0]
+    assert plain.tolist() != with_prior.tolist()
+    assert select_reference(q, M, 10, keep=3)[0][:3].tolist() == [0, 1, 2]
+
+
+def test_options_are_frozen_complete_and_not_shared(rng):
+    import dataclasses
+
+    q, M = clustered(rng, P=30, d=16)
+    res = select(q, M, 5, prior=np.linspace(1, 0, 30), gamma=0.5, keep=2)
+    assert (res.options.gamma, res.options.keep, res.options.has_prior) == (0.5, 2, True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.options.ridge = 1.0
+    batch = select_batch([q, q], [M, M], 4, gamma=0.25, keep=1, priors=[np.ones(30)] * 2)
+    assert batch[0].options == batch[1].options
+    assert (batch[0].options.gamma, batch[0].options.keep) == (0.25, 1)
+    assert select_batch([q], M, 3)[0].options.has_prior is False
+
+
+def test_bad_extension_options():
+    for kw in ({"gamma": -1.0}, {"gamma": np.inf}, {"keep": -1}, {"keep": 1.5}):
+        with pytest.raises((TypeError, ValueError)):
+            select(np.ones(3), np.eye(3), 2, **kw)
+
+
+@pytest.mark.parametrize("layer", ["workqueue", "default"])
+def test_select_batch_from_several_threads(layer, tmp_path):
+    """numba's workqueue layer aborts the process when two threads enter a parallel region at
+    once; select_batch must take turns there (run in a child: an abort would kill pytest)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import threading, numpy as np\n"
+        "from mempursuit_core import select, select_batch\n"
+        "rng = np.random.default_rng(0)\n"
+        "Q = rng.standard_normal((16, 24)); pools = [rng.standard_normal((40, 24)) for _ in Q]\n"
+        "want = [select(q, p, 8).order.tolist() for q, p in zip(Q, pools)]\n"
+        "errors = []\n"
+        "def work():\n"
+        "    try:\n"
+        "        for _ in range(20):\n"
+        "            got = [r.order.tolist() for r in select_batch(Q, pools, 8, threads=2)]\n"
+        "            assert got == want\n"
+        "    except Exception as exc:\n"
+        "        errors.append(repr(exc))\n"
+        "ts = [threading.Thread(target=work) for _ in range(4)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "import numba; print(numba.threading_layer(), len(errors))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_THREADING")}
+    if layer != "default":
+        env["NUMBA_THREADING_LAYER"] = layer
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got_layer, n_errors = res.stdout.split()
+    assert n_errors == "0"
+    if layer != "default":
+        assert got_layer == layer
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e-158, 1e158, 1e200, 1e300])
+def test_tiny_and_huge_rows_are_directions_like_any_other(scale, rng):
+    """Finite, non-zero rows are normalised with a scaled norm: no ZeroDivisionError from the
+    kernel and no "zero norm" error for rows whose squared norm under- or overflows."""
+    import warnings
+
+    from mempursuit_core import get_selector
+    from mempursuit_core.builtins import FACTORIES
+
+    q, M = clustered(rng, P=40, d=16)
+    want = select(q, M, 8).order.tolist()
+    assert select(q, M * scale, 8).order.tolist() == want
+    assert select(q * scale, M, 8).order.tolist() == want
+    assert select_batch([q], [M * scale], 8)[0].order.tolist() == want
+    mixed = M.copy()
+    mixed[::3] *= scale  # rows of every size in one pool
+    assert select(q, mixed, 8).order.tolist() == want
+    for name in FACTORIES:
+        if name == "pursuit-joint":  # needs lexical signals
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            sel = get_selector(name)
+        assert sel.select(q, M * scale, 8).order.tolist() == sel.select(q, M, 8).order.tolist(), name
+
+
+def test_subnormal_only_rows_are_still_refused():
+    M = np.eye(3)
+    M[1] = 5e-324  # the smallest subnormal: 1 / |row| is not a float64
+    with pytest.raises(ValueError, match="candidate row 1"):
+        select(np.ones(3), M, 2)
+
+
+def test_every_selector_returns_empty_for_an_empty_list_pool():
+    import warnings
+
+    from mempursuit_core import get_selector
+    from mempursuit_core.builtins import FACTORIES
+
+    for name in FACTORIES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            sel = get_selector(name)
+        assert sel.select(np.ones(4), [], 3).order.tolist() == [], name

@@ -43,7 +43,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core.selectors import Selection, Selector, checked_order, resolve_selector
+from mempursuit_core import Selection, Selector, resolve_selector
+from mempursuit_core.validation import checked_order
 from mempursuit_core.signals import pool_signals
 
 __all__ = [

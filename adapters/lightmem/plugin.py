@@ -14,7 +14,6 @@ SPEC = AdapterSpec(
         "(pip install git+https://github.com/zjunlp/LightMem.git; the registry's lightmem 0.0.0 "
         "is a broken placeholder, and LightMem needs Python < 3.12)"
     ),
-    eval_backend="mempursuit_lightmem.eval_backend:LightMemBackend",
 )
 
 

@@ -1,10 +1,10 @@
 """MemPursuit for Mem0: reorder Mem0's own candidate pool with a residual-pursuit read policy.
 
-Importing this package is cheap and does not import Mem0. It makes the ``"mempursuit"``
-reranker provider available to Mem0's ``RerankerFactory`` (now if Mem0 is already imported,
-else the moment it is), so the config route is one block::
+Importing this package is cheap, imports nothing from Mem0 and changes no interpreter state.
+The config route adds one import, which makes the ``"mempursuit"`` reranker provider available
+to Mem0's ``RerankerFactory`` (now if Mem0 is already imported, else the moment it is)::
 
-    import mempursuit_mem0  # noqa: F401  (registers the provider)
+    import mempursuit_mem0.provider  # noqa: F401  (registers the provider)
     from mem0 import Memory
 
     config["reranker"] = {"provider": "mempursuit", "config": {"k": 10, "pool": 200}}
@@ -17,10 +17,7 @@ and the code route is one line: ``memory = mempursuit_mem0.wrap(memory, k=10, po
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.util
-import sys
-import threading
 from typing import Any
 
 from .settings import MemPursuitSettings
@@ -43,74 +40,14 @@ __all__ = [
 PROVIDER = "mempursuit"
 META_KEY = "mempursuit"
 
-_FACTORY_MODULE = "mem0.utils.factory"
-_PROVIDER_ENTRY_CLASS = "mempursuit_mem0.reranker.MemPursuitReranker"
-_lock = threading.Lock()
-
-
-def _register_into(factory_module: Any) -> None:
-    from .reranker_config import MemPursuitRerankerConfig
-
-    table = factory_module.RerankerFactory.provider_to_class
-    table[PROVIDER] = (_PROVIDER_ENTRY_CLASS, MemPursuitRerankerConfig)
-
 
 def register() -> None:
-    """Add the ``"mempursuit"`` provider to Mem0's ``RerankerFactory`` (imports Mem0; idempotent)."""
-    _register_into(importlib.import_module(_FACTORY_MODULE))
+    """Add the ``"mempursuit"`` provider to Mem0's ``RerankerFactory`` now (imports Mem0;
+    idempotent). ``import mempursuit_mem0.provider`` does the same without importing Mem0."""
+    from .provider import register_now
 
+    register_now()
 
-class _RegisteringLoader(importlib.abc.Loader):
-    """Runs the real loader of ``mem0.utils.factory``, then adds the provider entry."""
-
-    def __init__(self, loader: importlib.abc.Loader):
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        self._loader.exec_module(module)
-        _register_into(module)
-
-    def __getattr__(self, name):  # get_source, get_code, ... for tools that inspect loaders
-        return getattr(self._loader, name)
-
-
-class _RegisterOnImport(importlib.abc.MetaPathFinder):
-    """Finds ``mem0.utils.factory`` through the other finders and wraps its loader."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != _FACTORY_MODULE:
-            return None
-        _remove_hook()
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _RegisteringLoader(spec.loader)
-        return spec
-
-
-_HOOK = _RegisterOnImport()
-
-
-def _remove_hook() -> None:
-    with _lock:
-        if _HOOK in sys.meta_path:
-            sys.meta_path.remove(_HOOK)
-
-
-def _install_registration() -> None:
-    factory = sys.modules.get(_FACTORY_MODULE)
-    if factory is not None and hasattr(factory, "RerankerFactory"):
-        _register_into(factory)
-        return
-    with _lock:
-        if _HOOK not in sys.meta_path:
-            sys.meta_path.insert(0, _HOOK)
-
-
-_install_registration()
 
 _LAZY = {
     "Memory": ("memory", "Memory"),
@@ -126,7 +63,6 @@ _LAZY = {
     "VectorAccessError": ("stores", "VectorAccessError"),
     "MemPursuitReranker": ("reranker", "MemPursuitReranker"),
     "MemPursuitRerankerConfig": ("reranker_config", "MemPursuitRerankerConfig"),
-    "Mem0Backend": ("eval_backend", "Mem0Backend"),
     "add_bulk": ("bulk", "add_bulk"),
 }
 
@@ -136,7 +72,7 @@ def __getattr__(name: str) -> Any:
     if target is None:
         raise AttributeError(f"module 'mempursuit_mem0' has no attribute {name!r}")
     module_name, attr = target
-    if module_name in ("memory", "reranker", "reranker_config", "eval_backend", "bulk"):
+    if module_name in ("memory", "reranker", "reranker_config", "bulk"):
         from mempursuit_core.plugins import AdapterNotInstalledError
 
         if importlib.util.find_spec("mem0") is None:

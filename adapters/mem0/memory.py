@@ -3,7 +3,7 @@
 A drop-in for ``from mem0 import Memory``: same constructor and ``from_config``, plus an
 optional ``mempursuit=`` (a dict or :class:`MemPursuitSettings`). Settings come from, in order:
 ``mempursuit=``, the config's ``"reranker": {"provider": "mempursuit", ...}`` block, the defaults
-(``k`` = the search's ``top_k``, ``pool=200``, ``policy="mempursuit"``).
+(``k`` = the search's ``top_k``, ``pool=200``, ``policy=mempursuit_core.DEFAULT_POLICY``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,11 @@ class _BindOnInit:
 
     @classmethod
     def from_config(cls, config_dict: Dict[str, Any], *, mempursuit: MemPursuitSettings | Mapping | None = None):
-        return cls(MemoryConfig(**config_dict), mempursuit=mempursuit)
+        # Mem0's own from_config (its validation and config processing), then the binding
+        memory = super().from_config(config_dict)
+        if mempursuit is not None:
+            bind(memory, mempursuit)
+        return memory
 
 
 class Memory(_BindOnInit, _Mem0Memory):

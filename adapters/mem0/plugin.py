@@ -16,6 +16,5 @@ def register_adapters(register):
                 "Mem0 (mem0ai 2.x): pursuit over Mem0's own ranked pool with vectors read back "
                 "from Qdrant, FAISS, Chroma or pgvector"
             ),
-            eval_backend="mempursuit_mem0.eval_backend:Mem0Backend",
         )
     )

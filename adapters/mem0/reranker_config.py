@@ -16,7 +16,8 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     """``{"reranker": {"provider": "mempursuit", "config": {...}}}``.
 
     ``k`` (budget, default: the search's ``top_k``), ``pool`` (P, default 200), ``policy``
-    (a selector name, default ``"mempursuit"``), ``policy_options`` (selector keyword options).
+    (a selector name, default ``mempursuit_core.DEFAULT_POLICY``), ``policy_options`` (selector
+    keyword options), ``strict`` (raise instead of falling back to Mem0's native result).
     ``top_k`` (Mem0's common reranker field) is accepted as an alias of ``k``. Unknown keys are
     an error, unlike Mem0's own reranker configs, so a typo cannot silently change the policy.
     """
@@ -27,6 +28,7 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     pool: int = Field(default=DEFAULT_POOL, description="Pool size P ranked by Mem0")
     policy: str = Field(default=DEFAULT_POLICY, description="Selector name")
     policy_options: Dict[str, Any] = Field(default_factory=dict, description="Selector options")
+    strict: bool = Field(default=False, description="Raise instead of falling back to native")
 
     @model_validator(mode="after")
     def _check(self) -> "MemPursuitRerankerConfig":
@@ -41,4 +43,19 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
             pool=self.pool,
             policy=self.policy,
             policy_options=dict(self.policy_options),
+            strict=self.strict,
         )
+
+
+def _finish_registration() -> None:
+    # Importing Mem0 above may have run the provider's import hook before this class existed;
+    # the hook then left the registration to this module (mempursuit_mem0.provider).
+    import sys
+
+    provider = sys.modules.get(f"{__package__}.provider")
+    factory = sys.modules.get("mem0.utils.factory")
+    if provider is not None and factory is not None and hasattr(factory, "RerankerFactory"):
+        provider._register_into(factory)
+
+
+_finish_registration()

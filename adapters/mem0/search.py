@@ -38,6 +38,7 @@ from typing import Any, Callable
 import numpy as np
 
 from mempursuit_core.signals import PoolSignals
+from mempursuit_core.validation import checked_order
 
 from .settings import MemPursuitSettings
 from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
@@ -62,6 +63,8 @@ META_KEY = "mempursuit"
 
 _BINDING_ATTR = "_mempursuit_binding"
 _EMBED_MARK = "_mempursuit_capturing_embed"
+_EMBED_ORIGINAL = "_mempursuit_original_embed"
+_CLASS_ATTR = object()
 
 
 class AdapterError(RuntimeError):
@@ -110,8 +113,21 @@ def _ensure_capturing(embedder: Any) -> None:
             cap.vector = out
         return out
 
+    # what unbind() puts back: the instance's own attribute if it had one, else the class's
+    setattr(embedder, _EMBED_ORIGINAL, vars(embedder).get("embed", _CLASS_ATTR))
     embedder.embed = embed
     setattr(embedder, _EMBED_MARK, True)
+
+
+def _restore_embed(embedder: Any) -> None:
+    if embedder is None or not getattr(embedder, _EMBED_MARK, False):
+        return
+    original = vars(embedder).pop(_EMBED_ORIGINAL, _CLASS_ATTR)
+    if original is _CLASS_ATTR:
+        vars(embedder).pop("embed", None)
+    else:
+        embedder.embed = original
+    vars(embedder).pop(_EMBED_MARK, None)
 
 
 # ------------------------------------------------------------------ signals
@@ -179,7 +195,7 @@ class PursuitBinding:
     """A read policy bound to one Mem0 memory instance (created by :func:`bind`)."""
 
     def __init__(self, settings: MemPursuitSettings):
-        from mempursuit_core.selectors import get_selector
+        from mempursuit_core import get_selector
 
         self.settings = settings
         # Built now so that a bad policy name or option fails at configuration time.
@@ -238,6 +254,9 @@ class PursuitBinding:
         memory._search_vector_store = MethodType(impl, memory)
 
     def _deactivate(self, reason: str) -> None:
+        if self.settings.strict:
+            raise AdapterError(f"mempursuit cannot read this memory: {reason} (strict=True; "
+                               "strict=False keeps Mem0's native results with a warning)")
         self.active = False
         self.inactive_reason = reason
         logger.warning(
@@ -275,6 +294,9 @@ class PursuitBinding:
         return ba, explain, k, p
 
     def _warn_fallback(self, trace: SearchTrace, reason: str) -> None:
+        if self.settings.strict:
+            raise AdapterError(f"{reason} (strict=True; strict=False returns Mem0's native "
+                               "result with a warning)")
         trace.fallback = reason
         logger.warning("mempursuit: returning Mem0's native result: %s", reason)
 
@@ -293,19 +315,10 @@ class PursuitBinding:
         )
         trace.timings["select"] = time.perf_counter() - t0
 
-        order = np.asarray(sel.order).reshape(-1)
-        if order.size and (
-            not np.issubdtype(order.dtype, np.integer)
-            or order.min() < 0
-            or order.max() >= len(pool)
-            or np.unique(order).size != order.size
-        ):
-            raise AdapterError(
-                f"policy {self.policy!r} returned an invalid order {order[:20].tolist()} for a "
-                f"pool of {len(pool)}"
-            )
-        if order.size > k:
-            raise AdapterError(f"policy {self.policy!r} returned {order.size} items for K={k}")
+        try:
+            order = checked_order(sel, k, len(pool), self.policy)
+        except (TypeError, ValueError) as exc:
+            raise AdapterError(f"{exc} (pool of {len(pool)}, K={k})") from None
         weights = None if sel.weights is None else np.asarray(sel.weights, dtype=np.float64)
         trace.order = order.tolist()
 
@@ -559,11 +572,12 @@ def bind(memory: Any, settings: MemPursuitSettings | Mapping | None = None, **op
 
 
 def unbind(memory: Any) -> None:
-    """Remove a binding: the memory searches natively again."""
+    """Remove a binding: the memory searches natively again, with its own ``embed`` back."""
     if getattr(memory, _BINDING_ATTR, None) is not None:
         setattr(memory, _BINDING_ATTR, None)
     if "_search_vector_store" in vars(memory):
         del memory._search_vector_store
+    _restore_embed(getattr(memory, "embedding_model", None))
 
 
 def get_binding(memory: Any) -> PursuitBinding | None:

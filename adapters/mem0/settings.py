@@ -1,24 +1,16 @@
-"""The adapter's settings: budget, pool size and read policy (no Mem0 import here)."""
+"""The adapter's settings: budget, pool size, read policy, failure mode (no Mem0 import here)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
+from mempursuit_core import DEFAULT_POLICY
+from mempursuit_core.validation import check_int
+
 __all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY"]
 
 DEFAULT_POOL = 200
-DEFAULT_POLICY = "mempursuit"
-
-
-def _positive_int(name: str, value: Any, *, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -33,22 +25,29 @@ class MemPursuitSettings:
     pool : int, default 200
         ``P``: how many candidates Mem0 ranks (with its own combined score, filters and
         threshold) before the policy reorders them. Raised to ``K`` when smaller.
-    policy : str, default "mempursuit"
+    policy : str, default ``mempursuit_core.DEFAULT_POLICY`` ("centered-fusion")
         A registered selector name (``mempursuit_core.list_selectors()``): ``native`` (Mem0's
-        own order, the "w/o" baseline), ``mempursuit``, ``mempursuit-adaptive``, ``mmr`` or any
+        own order, the "w/o" baseline), ``mempursuit`` (the paper's rule), ``mmr`` or any
         plugin's.
     policy_options : dict
         Keyword options for the selector factory (e.g. ``{"ridge": 1e-8}`` or ``{"lam": 0.7}``).
+    strict : bool, default False
+        False: when the adapter cannot read (a changed Mem0 internal, a store whose vectors it
+        cannot fetch, a policy error) the search returns Mem0's native result and a warning
+        is logged. True: the same cases raise :class:`mempursuit_mem0.search.AdapterError`.
     """
 
     k: int | None = None
     pool: int = DEFAULT_POOL
     policy: str = DEFAULT_POLICY
     policy_options: dict = field(default_factory=dict)
+    strict: bool = False
 
     def __post_init__(self) -> None:
-        _positive_int("k", self.k, allow_none=True)
-        _positive_int("pool", self.pool)
+        check_int("k", self.k, allow_none=True)
+        check_int("pool", self.pool)
+        if not isinstance(self.strict, bool):
+            raise TypeError(f"strict must be True or False, got {self.strict!r}")
         if not isinstance(self.policy, str) or not self.policy:
             raise TypeError(f"policy must be a selector name (str), got {self.policy!r}")
         if not isinstance(self.policy_options, Mapping):

@@ -13,6 +13,5 @@ def register_adapters(register):
             framework="faiss",
             extra="memorybank",
             summary="MemoryBank (SiliconFriend): faithful FAISS read path, pursuit-chosen seeds",
-            eval_backend="mempursuit_memorybank.eval_backend:MemoryBankBackend",
         )
     )

@@ -38,7 +38,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mempursuit_core.selectors import checked_order, resolve_selector
+from mempursuit_core import resolve_selector
+from mempursuit_core.validation import checked_order
 from mempursuit_core.signals import pool_signals
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates

@@ -10,7 +10,6 @@ SPEC = AdapterSpec(
     extra="simplemem",
     summary="SimpleMem (aiming-lab/SimpleMem): pursuit over HybridRetriever.retrieve's pool "
             "(top-200, stored LanceDB vectors)",
-    eval_backend="mempursuit_simplemem.eval_backend:SimpleMemBackend",
 )
 
 

@@ -20,11 +20,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
-from mempursuit_core.eval.cache import encode_with_progress
+from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
+from mempursuit_eval.cache import encode_with_progress
 
-from .documents import get_templates
-from .store import _faiss
+from mempursuit_memorybank.documents import get_templates
+from mempursuit_memorybank.store import _faiss
 
 __all__ = ["MemoryBankBackend"]
 

@@ -1,9 +1,9 @@
 """Paired with/without evaluation of read policies (``mempursuit eval``).
 
->>> from mempursuit_core.eval import run_eval
->>> summary = run_eval(dataset="locomo", k=(10, 20), policies=("native", "mempursuit"),
+>>> from mempursuit_eval import run_eval
+>>> summary = run_eval(dataset="locomo", k=(10, 20), policies=("native", "centered-fusion"),
 ...                    out="runs/locomo")                                    # doctest: +SKIP
->>> summary["results"]["mempursuit"]["10"]["overall"]["complete_coverage"]  # doctest: +SKIP
+>>> summary["results"]["centered-fusion"]["10"]["overall"]["complete_coverage"]  # doctest: +SKIP
 
 See :mod:`.runner` for the procedure, :mod:`.datasets` for the loaders, :mod:`.store` for the
 built-in store, :mod:`.metrics` for the metrics and paired statistics and :mod:`.qa` for the

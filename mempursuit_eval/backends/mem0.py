@@ -32,8 +32,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size
-from mempursuit_core.eval.lexical import LexicalIndex
+from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size
+from mempursuit_core.lexical import LexicalIndex
 from mempursuit_core.signals import PoolSignals
 
 __all__ = ["Mem0Backend", "HarnessEmbedding"]
@@ -195,7 +195,7 @@ class Mem0Backend:
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
         """Write every unit into a fresh Mem0 store in ``workdir``."""
-        from .bulk import add_bulk
+        from mempursuit_mem0.bulk import add_bulk
 
         units = list(units)
         self._remember(units)
@@ -232,7 +232,7 @@ class Mem0Backend:
     def pool(self, group: str, query: str, size: int, *,
              query_vector: np.ndarray | None = None) -> Pool:
         """Mem0's native pool of ``size`` for ``query`` within ``group`` (``user_id``)."""
-        from .search import collect_pool
+        from mempursuit_mem0.search import collect_pool
 
         size = checked_pool_size(self.memory is not None, size)
         query = query.strip()

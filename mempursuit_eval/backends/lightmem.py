@@ -29,9 +29,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
+from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 
-from .adapter import MemPursuitLightMemory
+from mempursuit_lightmem.adapter import MemPursuitLightMemory
 
 __all__ = ["HarnessTextEmbedder", "LightMemBackend"]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import MemoryUnit
+from .progress import Progress
 from .datasets import Question
 from .qa import ChatCache, ChatClient, build_answer_prompt, build_judge_prompt, parse_answer, \
     parse_judgement
@@ -19,7 +20,6 @@ def run_qa(cfg, questions: list[Question], records: list[dict],
     """Fill ``record["qa"][policy][K] = {"answer", "correct", "judge"}`` for every question,
     policy and K in ``cfg.qa_k`` (default: every K). The memories shown are the policy's
     selection, oldest first. Returns a description of the QA setup and call counts."""
-    from .runner import _Progress  # shared progress helper
 
     ks = list(cfg.qa_k or cfg.k)
     cache = ChatCache(cache_root / "qa-cache.sqlite" if cache_root is not None else None)
@@ -41,13 +41,13 @@ def run_qa(cfg, questions: list[Question], records: list[dict],
                 prompt = build_answer_prompt(q.text, mems, reference_date=q.date)
                 jobs.append((ri, policy, k, prompt))
     try:
-        with _Progress(cfg.progress, len({j[3] for j in jobs}), "QA: answering") as bar:
+        with Progress(cfg.progress, len({j[3] for j in jobs}), "QA: answering") as bar:
             replies = answerer.map([j[3] for j in jobs], progress=bar.update)
         answers = [parse_answer(r) for r in replies]
         jprompts = [build_judge_prompt(questions[ri].text, questions[ri].answer, a,
                                        category=questions[ri].category)
                     for (ri, _, _, _), a in zip(jobs, answers)]
-        with _Progress(cfg.progress, len(set(jprompts)), "QA: judging") as bar:
+        with Progress(cfg.progress, len(set(jprompts)), "QA: judging") as bar:
             verdicts = judge.map(jprompts, progress=bar.update)
     finally:
         cache.close()

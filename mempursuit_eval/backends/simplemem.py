@@ -27,10 +27,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
+from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 from mempursuit_core.signals import PoolSignals
 
-from .adapter import MemPursuitRetriever, ensure_fts_index, keyword_scores
+from mempursuit_simplemem.adapter import MemPursuitRetriever, ensure_fts_index, keyword_scores
 
 __all__ = ["HarnessEmbeddingModel", "SimpleMemBackend"]
 

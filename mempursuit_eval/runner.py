@@ -6,8 +6,8 @@ what each policy keeps, and every policy is compared with ``native`` (the "w/o" 
 pool's first ``K``) question by question. Only the order differs between policies.
 
 Selectors whose answers are nested (the ``K``-selection is the first ``K`` of any larger
-selection: ``native``, ``mempursuit``, ``mempursuit-adaptive``, ``mmr``, or any selector with
-a true ``nested`` attribute) are run once per question at the largest ``K`` and prefixes are
+selection: those with a true ``nested`` attribute, e.g. ``native``, ``mempursuit``,
+``mempursuit-adaptive``, ``mmr`` and the default ``centered-fusion``) are run once per question at the largest ``K`` and prefixes are
 taken; adaptive stopping is prefix-safe because its stop rule does not depend on ``K`` (the
 context at ``K`` is every pick up to the stop, capped at ``K``). Other selectors run once per
 ``K``.
@@ -34,17 +34,18 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from mempursuit_core import DEFAULT_POLICY
+
 from .base import MemoryUnit, Pool
 from .cache import CachedEmbedder, encode_with_progress
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
 from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
+from .progress import Progress
 
-__all__ = ["EvalConfig", "run_eval", "build_backend", "parse_policy", "NESTED_SELECTORS",
+__all__ = ["EvalConfig", "run_eval", "build_backend", "parse_policy",
            "BASELINE"]
 
 BASELINE = "native"
-#: Built-in selectors whose K-selection is a prefix of any larger K-selection.
-NESTED_SELECTORS = frozenset({"native", "mempursuit", "mempursuit-adaptive", "mmr"})
 RETRIEVAL_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage",
                      "replaced", "size")
 PAIRED_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage")
@@ -60,7 +61,7 @@ class EvalConfig:
     framework: str = "plain"
     units: str = "turns"
     k: tuple[int, ...] = (10, 20, 50)
-    policies: tuple[str, ...] = ("native", "mempursuit")
+    policies: tuple[str, ...] = ("native", DEFAULT_POLICY)
     pool: int = 200
     out: str | None = None
     categories: list[str] | None = None
@@ -132,35 +133,6 @@ class EvalConfig:
             raise ValueError("batch must be >= 1")
 
 
-class _Progress:
-    """tqdm when installed and enabled, else a no-op with the same two methods."""
-
-    def __init__(self, enabled: bool, total: int, desc: str):
-        self.bar = None
-        if enabled:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, desc=desc, unit="it", leave=True, file=sys.stderr,
-                                dynamic_ncols=True)
-
-    def update(self, n: int = 1) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
 def _log(cfg: EvalConfig, msg: str) -> None:
     if cfg.progress:
         print(msg, file=sys.stderr, flush=True)
@@ -171,27 +143,23 @@ def _log(cfg: EvalConfig, msg: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 def build_backend(framework: str, *, native_order: str = "dense", options: dict | None = None):
-    """The store for ``--framework``: ``plain`` (built in) or a registered adapter's eval
-    backend (``AdapterSpec.eval_backend = "module:factory"``, called with ``options``)."""
+    """The store for ``--framework``: ``plain`` (built in) or a framework's store from
+    :mod:`mempursuit_eval.backends` (called with ``options``)."""
     options = dict(options or {})
     if framework in ("plain", "builtin"):
         from .store import PlainStore
 
         return PlainStore(native=native_order, **options)
-    from ..plugins import AdapterNotInstalledError, get_adapter_spec
+    from mempursuit_core.plugins import AdapterNotInstalledError, get_adapter_spec
+
+    from .backends import backend_factory
 
     spec = get_adapter_spec(framework)
-    if not spec.eval_backend:
-        raise ValueError(f"the {framework} adapter offers no evaluation store "
-                         "(its AdapterSpec has no eval_backend)")
     if not spec.framework_installed():
         raise AdapterNotInstalledError(
             f"the {framework} store needs the {spec.framework!r} package, which is not "
             f"installed: {spec.hint}")
-    modname, _, attr = spec.eval_backend.partition(":")
-    if not attr:
-        raise ValueError(f"eval_backend {spec.eval_backend!r} must look like 'module:factory'")
-    factory = getattr(importlib.import_module(modname), attr)
+    factory = backend_factory(framework)
     if native_order != "dense":
         options.setdefault("native", native_order)
     return factory(**options)
@@ -250,7 +218,7 @@ def parse_policy(spec: str) -> tuple[str, dict]:
 
 def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """Selectors by label, and each label's registered selector name."""
-    from ..selectors import get_selector
+    from mempursuit_core import get_selector
 
     out, names = {}, {}
     for label in cfg.policies:
@@ -266,24 +234,16 @@ def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
 def _is_nested(name: str, selector: Any, cfg: EvalConfig) -> bool:
     if not cfg.prefix:
         return False
-    flag = getattr(selector, "nested", None)
-    if flag is not None:
-        return bool(flag)
-    return name in NESTED_SELECTORS
+    return bool(getattr(selector, "nested", False))
 
 
 def _check_order(order: Any, P: int, k: int, policy: str, qid: str) -> np.ndarray:
-    o = np.asarray(getattr(order, "order", order))  # a Selection, or positions as they are
-    if o.ndim != 1 or (o.size and not np.issubdtype(o.dtype, np.integer)):
-        raise ValueError(f"policy {policy!r} returned a non-integer or non-1-D order for {qid}")
-    o = o.astype(np.int64, copy=False)
-    if o.size > k:
-        raise ValueError(f"policy {policy!r} returned {o.size} positions for K={k} ({qid})")
-    if o.size and (o.min() < 0 or o.max() >= P):
-        raise ValueError(f"policy {policy!r} returned a position outside the pool of {P} ({qid})")
-    if np.unique(o).size != o.size:
-        raise ValueError(f"policy {policy!r} returned a position twice ({qid})")
-    return o
+    from mempursuit_core.validation import checked_order
+
+    try:
+        return checked_order(order, k, P, policy).astype(np.int64, copy=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{exc} (question {qid}, K={k}, pool of {P})") from None
 
 
 def _select(selector, pools: list[Pool], k: int):
@@ -399,7 +359,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
               f"{len(ds.groups())} group(s)")
 
     # 2. embedder and store --------------------------------------------------------------------
-    from ..embed import get_embedder
+    from mempursuit_core.embed import get_embedder
 
     emb_opts: dict[str, Any] = {}
     if cfg.embedder_threads is not None:
@@ -434,7 +394,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
             n_new = embedder.missing([u.text for u in ds.units])
             desc = f"building {getattr(store, 'name', cfg.framework)} store"
             _log(cfg, f"{desc}: {len(ds.units)} units, {n_new} new texts to embed")
-            with _Progress(cfg.progress, len(ds.units), desc) as bar:
+            with Progress(cfg.progress, len(ds.units), desc) as bar:
                 store.build(ds.units, embedder=embedder, workdir=workdir, progress=bar.update)
             (workdir / BUILT_MARKER).write_text("ok\n")
         timing["build"] = time.perf_counter() - t
@@ -442,7 +402,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         # 3. queries ------------------------------------------------------------------------------
         t = time.perf_counter()
         qtexts = [q.text for q in questions]
-        with _Progress(cfg.progress, len(qtexts), "embedding questions") as bar:
+        with Progress(cfg.progress, len(qtexts), "embedding questions") as bar:
             qvecs = encode_with_progress(embedder, qtexts, bar.update, batch_size=cfg.embed_batch)
         timing["embed_queries"] = time.perf_counter() - t
 
@@ -455,7 +415,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         select_time = {n: 0.0 for n in selectors}
         t = time.perf_counter()
         t_pool = 0.0
-        with _Progress(cfg.progress, len(questions), "selecting") as bar:
+        with Progress(cfg.progress, len(questions), "selecting") as bar:
             for start in range(0, len(questions), cfg.batch):
                 chunk = questions[start : start + cfg.batch]
                 tp = time.perf_counter()

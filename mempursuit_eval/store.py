@@ -21,10 +21,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..signals import PoolSignals, minmax
+from mempursuit_core.signals import PoolSignals, minmax
 from .base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 from .cache import encode_with_progress
-from .lexical import LexicalIndex
+from mempursuit_core.lexical import LexicalIndex
 
 __all__ = ["PlainStore", "PoolSignals", "NATIVE_ORDERS", "minmax"]
 

@@ -7,6 +7,8 @@ import json
 import sys
 import time
 
+from mempursuit_core import DEFAULT_POLICY
+
 __all__ = ["add_eval_parser", "run_eval"]
 
 EPILOG = """examples:
@@ -66,7 +68,7 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
                    help="option for the store factory (repeatable; VALUE parsed as JSON if it can be)")
     g.add_argument("--k", type=int, nargs="+", default=[10, 20, 50], metavar="K",
                    help="budgets (default 10 20 50)")
-    g.add_argument("--policies", nargs="+", default=["native", "mempursuit"], metavar="NAME",
+    g.add_argument("--policies", nargs="+", default=["native", DEFAULT_POLICY], metavar="NAME",
                    help="registered selectors (see `mempursuit selectors`), optionally with "
                         "options: NAME:KEY=VALUE,... (e.g. mempursuit:ridge=1e-8); native is "
                         "always added as the baseline")
@@ -142,7 +144,7 @@ def _config_from_args(args):
 
 def run_eval(args) -> int:
     """Run ``mempursuit eval`` from parsed arguments; returns the exit status."""
-    from ..embed import EmbedderNotInstalledError
+    from mempursuit_core.embed import EmbedderNotInstalledError
     from .datasets import DatasetNotFoundError
     from .qa import QAError
     from .report import markdown_report

@@ -1,6 +1,6 @@
 """Benchmark loaders: LoCoMo, LongMemEval (``_s`` / ``_oracle``) and BEAM, as memory units + questions.
 
-Each loader returns a :class:`Dataset`: the :class:`~mempursuit_core.eval.base.MemoryUnit` list a
+Each loader returns a :class:`Dataset`: the :class:`~mempursuit_eval.base.MemoryUnit` list a
 store is built from (every unit keeps its session id, its source turn / message ids and its
 timestamp) and the :class:`Question` records with their gold evidence.
 
@@ -204,13 +204,18 @@ def _download(url: str, dest: Path, timeout: float = 60.0) -> None:
         raise
 
 
+#: A folder with the benchmark files laid out as ``<dataset's relative path>``.
+DATA_ENV = "MEMPURSUIT_DATA"
+
+
 def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
                       cache_dir: str | os.PathLike | None = None, download: bool = True) -> Path:
     """Where to read ``dataset`` from.
 
-    Order: ``data`` if given (must exist); ``../shared/data/<relative>`` or
-    ``./shared/data/<relative>`` from the current directory; a previous download in
-    ``<cache_dir>/data/<dataset>``; else download the official files there (``download=True``).
+    Order: ``data`` if given (must exist); ``$MEMPURSUIT_DATA/<relative>`` when that variable
+    names a folder laid out like the benchmarks' copies (``locomo/locomo10.json``, ...); a
+    previous download in ``<cache_dir>/data/<dataset>``; else download the official files
+    there (``download=True``). The current directory is never searched.
 
     Raises
     ------
@@ -227,8 +232,8 @@ def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
         if not p.exists():
             raise DatasetNotFoundError(f"{dataset}: {p} does not exist")
         return p
-    for base in (Path.cwd().parent / "shared" / "data", Path.cwd() / "shared" / "data"):
-        p = base / spec["relative"]
+    if os.environ.get(DATA_ENV):
+        p = Path(os.environ[DATA_ENV]).expanduser() / spec["relative"]
         if p.exists():
             return p
     cache = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()

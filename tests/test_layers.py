@@ -1,0 +1,218 @@
+"""The layers point one way (core <- adapters <- harness), with no cycles and no import-time
+side effects; the plugin host keeps the built-ins and says when a plugin collides with them."""
+
+import ast
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mempursuit_core
+from mempursuit_core import plugins
+from mempursuit_core.hookspecs import hookimpl
+from mempursuit_core.selectors import NativeSelector, PursuitSelector
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {  # import name -> folder
+    "mempursuit_core": ROOT / "mempursuit_core",
+    "mempursuit_eval": ROOT / "mempursuit_eval",
+    "mempursuit_mem0": ROOT / "adapters" / "mem0",
+    "mempursuit_lightmem": ROOT / "adapters" / "lightmem",
+    "mempursuit_simplemem": ROOT / "adapters" / "simplemem",
+    "mempursuit_memorybank": ROOT / "adapters" / "memorybank",
+}
+ADAPTERS = ("mempursuit_mem0", "mempursuit_lightmem", "mempursuit_simplemem", "mempursuit_memorybank")
+FRAMEWORKS = ("mem0", "lightmem", "simplemem", "faiss", "lancedb", "qdrant_client")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg, folder in PACKAGES.items():
+        for path in sorted(folder.rglob("*.py")):
+            rel = path.relative_to(folder).with_suffix("").parts
+            name = ".".join((pkg,) + rel)
+            out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Project modules ``name`` imports anywhere in its text (lazy imports included)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+def _layer(module: str) -> str:
+    top = module.split(".")[0]
+    return "core" if top == "mempursuit_core" else "eval" if top == "mempursuit_eval" else "adapter"
+
+
+def test_dependencies_point_one_way():
+    mods = _modules()
+    known = set(mods)
+    wrong = []
+    for name, path in mods.items():
+        for dep in _imports(name, path, known):
+            a, b = _layer(name), _layer(dep)
+            if (a == "core" and b != "core") or (a == "adapter" and b == "eval") or (
+                    a == "adapter" and b == "adapter" and dep.split(".")[0] != name.split(".")[0]):
+                wrong.append(f"{name} -> {dep}")
+    assert not wrong, wrong
+
+
+def test_no_import_cycles():
+    mods = _modules()
+    known = set(mods)
+    graph = {}
+    for name, path in mods.items():
+        # a package's own submodules importing their package is Python's doing, not a cycle
+        graph[name] = {d for d in _imports(name, path, known) if not name.startswith(d + ".")}
+    state, cycles = {}, []
+
+    def visit(n, stack):
+        state[n] = "open"
+        for m in sorted(graph[n]):
+            if state.get(m) == "open":
+                cycles.append(stack[stack.index(m):] + [m])
+            elif m not in state:
+                visit(m, stack + [m])
+        state[n] = "done"
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n, [n])
+    assert not cycles, cycles
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules()
+                                          if _layer(m) != "eval" and not m.endswith("__main__")))
+def test_each_module_alone_pulls_in_only_its_layers(module):
+    code = (
+        "import sys, json, importlib\n"
+        f"importlib.import_module({module!r})\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        f"{sorted(set(PACKAGES) | set(FRAMEWORKS))!r})))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"MEMPURSUIT_PLUGINS": "", "PATH": "", "MEM0_TELEMETRY": "False"})
+    if res.returncode and "ModuleNotFoundError" in res.stderr and module.startswith(ADAPTERS):
+        pytest.skip(f"{module} needs its framework: {res.stderr.strip().splitlines()[-1]}")
+    assert res.returncode == 0, res.stderr
+    loaded = {m.split(".")[0] for m in json.loads(res.stdout)}
+    own = module.split(".")[0]
+    allowed = {"mempursuit_core"} | ({own} if own != "mempursuit_core" else set())
+    if own in ADAPTERS:
+        allowed |= set(FRAMEWORKS)  # an adapter's own modules may import its framework
+    assert loaded <= allowed, sorted(loaded - allowed)
+
+
+def test_core_use_has_no_side_effects():
+    """Importing the core and building every built-in selector imports no plugin and leaves
+    sys.meta_path alone (the Mem0 provider is registered only by importing mempursuit_mem0)."""
+    code = (
+        "import sys, json\n"
+        "before = list(sys.meta_path)\n"
+        "import numpy as np, mempursuit_core as m\n"
+        "from mempursuit_core.builtins import FACTORIES\n"
+        "q = np.ones(4); M = np.eye(4) + 0.1\n"
+        "m.select(q, M, 2)\n"
+        "for name in FACTORIES:\n"
+        "    m.get_selector(name)\n"
+        "m.get_selector(m.DEFAULT_POLICY).select(q, M, 2, signals={'texts': list('abcd'), 'query_text': 'a'})\n"
+        "print(json.dumps({'meta_path_same': sys.meta_path == before,\n"
+        "    'loaded': sorted(n for n in sys.modules if n.startswith(('mempursuit_', 'mem0')) and\n"
+        "                     not n.startswith('mempursuit_core'))}))\n"
+    )
+    res = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c", code],
+                         capture_output=True, text=True, env={"PATH": ""})
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out == {"meta_path_same": True, "loaded": []}
+
+
+def test_the_built_in_adapters_are_registered():
+    # fails when the distribution is not installed (a bare checkout registers no adapter)
+    assert set(plugins.list_adapters()) >= {"mem0", "lightmem", "simplemem", "memorybank"}
+
+
+def test_default_policy_is_registered_and_not_the_papers_rule():
+    assert mempursuit_core.DEFAULT_POLICY in mempursuit_core.list_selectors()
+    assert mempursuit_core.DEFAULT_POLICY != "mempursuit"
+    assert isinstance(mempursuit_core.get_selector("mempursuit"), PursuitSelector)
+
+
+def test_old_policy_name_still_builds_the_default_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="centered-fusion"):
+        sel = mempursuit_core.get_selector("pursuit-center", spread=0.1)
+    assert sel.name == "centered-fusion" and sel.spread == 0.1
+
+
+class _Colliding:
+    @hookimpl
+    def register_selectors(self, register):
+        register("mempursuit", NativeSelector, "a plugin that wants the paper's name")
+        register("colliding-own", NativeSelector, "its own name")
+
+
+def test_a_plugin_cannot_replace_a_built_in(monkeypatch):
+    monkeypatch.setattr(plugins, "_warned", set())
+    plugin = _Colliding()
+    plugins.pm.register(plugin, name="colliding-plugin")
+    try:
+        with pytest.warns(RuntimeWarning, match="'colliding-plugin' registers 'mempursuit'.*"
+                                                "'builtin' is kept"):
+            names = mempursuit_core.list_selectors()
+        assert "colliding-own" in names
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once, not on every lookup
+            assert isinstance(mempursuit_core.get_selector("mempursuit"), PursuitSelector)
+    finally:
+        plugins.pm.unregister(plugin)
+
+
+class _Shared:
+    instance = NativeSelector()
+
+    @hookimpl
+    def register_selectors(self, register):
+        register("shared-instance", lambda: self.instance, "returns one object")
+
+
+def test_get_selector_does_not_rename_what_it_returns():
+    plugin = _Shared()
+    plugins.pm.register(plugin, name="shared-plugin")
+    try:
+        sel = mempursuit_core.get_selector("shared-instance")
+        assert sel is _Shared.instance and sel.name == "native"
+    finally:
+        plugins.pm.unregister(plugin)
+
+
+def test_nested_is_an_attribute_of_the_selector():
+    get = mempursuit_core.get_selector
+    assert get("native").nested and get("mempursuit").nested and get("mmr").nested
+    assert get("centered-fusion").nested and not get("centered-fusion", gamma=0.5).nested
+    assert not get("pursuit-rank").nested
+    q, M = np.ones(5), np.eye(5) + 0.01 * np.arange(25).reshape(5, 5)
+    sel = get("centered-fusion")
+    assert sel.select(q, M, 2).order.tolist() == sel.select(q, M, 5).order[:2].tolist()
