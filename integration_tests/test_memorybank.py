@@ -351,6 +351,10 @@ def test_open_errors(tmp_path):
         MemoryBankStore.open(tmp_path / "none.json", "Emily", embedder=HashEmbedder())
     with pytest.raises(UnknownUserError, match="'Nobody' is not in .*memory_bank_en.json"):
         MemoryBankStore.open(EN_FILE, "Nobody", embedder=HashEmbedder(), persist=False)
+    with pytest.raises(TypeError, match="user must be a str .* got int 123"):
+        MemoryBankStore.open(EN_FILE, 123, embedder=HashEmbedder(), persist=False)
+    with pytest.raises(TypeError, match="user must be a str .* got int 123"):
+        MemoryBankStore.from_memory(load(EN_FILE), 123, embedder=HashEmbedder())
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(OSError, match="cannot create the index folder .*pass index_dir=... or persist=False"):

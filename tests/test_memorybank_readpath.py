@@ -137,6 +137,24 @@ def test_bad_files(tmp_path):
         read_user(tmp_path, "Ann")
 
 
+def test_user_must_be_a_string():
+    data = {"123": tiny_user()}
+    with pytest.raises(TypeError, match=r"user must be a str \(the user's key in the memory file\) or None, "
+                                        r"got int 123; pass user='123'"):
+        read_user(data, 123)
+    assert read_user(data, "123").name == "123"
+
+
+@pytest.mark.parametrize("depth", [600, 5000])
+def test_deeply_nested_files_are_format_errors(tmp_path, depth):
+    # 600 levels pass json.loads but not copy.deepcopy; 5000 stop json.loads itself. Both used to
+    # escape as RecursionError.
+    path = tmp_path / "deep.json"
+    path.write_text('{"Ann": {"history": {}, "extra": ' + "[" * depth + "]" * depth + "}}", encoding="utf-8")
+    with pytest.raises(MemoryBankFormatError, match=r"deep.json.*nested too deeply"):
+        read_user(path, "Ann")
+
+
 def test_save_memory_file_keeps_other_users(tmp_path):
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"Ann": tiny_user(), "Bob": {"name": "Bob"}}), encoding="utf-8")

@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -189,6 +190,13 @@ def parse_user(name: str, obj: Any, *, source: str = "memory") -> UserMemory:
     where = _where(source, name)
     if not isinstance(obj, Mapping):
         raise MemoryBankFormatError(f"{where}: a user's memory must be an object, got {type(obj).__name__}")
+    try:
+        raw = copy.deepcopy(dict(obj))
+    except RecursionError:
+        raise MemoryBankFormatError(
+            f"{where}: the user's memory is nested too deeply to copy (more than about "
+            f"{sys.getrecursionlimit() // 2} levels); MemoryBank files are a few levels deep"
+        ) from None
     history: dict[str, list[Turn]] = {}
     raw_history = _dated_mapping(obj.get("history"), "history", where)
     for date, turns in raw_history.items():
@@ -217,7 +225,7 @@ def parse_user(name: str, obj: Any, *, source: str = "memory") -> UserMemory:
         personality=personality,
         overall_history=_optional_text(obj.get("overall_history"), "overall_history", where),
         overall_personality=_optional_text(obj.get("overall_personality"), "overall_personality", where),
-        raw=copy.deepcopy(dict(obj)),
+        raw=raw,
     )
 
 
@@ -234,7 +242,8 @@ def load_memory_file(path: str | os.PathLike) -> dict:
     FileNotFoundError
         When ``path`` does not exist.
     MemoryBankFormatError
-        When the file is not UTF-8 JSON or its top level is not an object.
+        When the file is not UTF-8 JSON, is nested too deeply for Python's JSON reader, or its
+        top level is not an object.
     """
     p = Path(path)
     if not p.exists():
@@ -251,6 +260,11 @@ def load_memory_file(path: str | os.PathLike) -> dict:
         raise MemoryBankFormatError(
             f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from exc
+    except RecursionError:
+        raise MemoryBankFormatError(
+            f"{p}: JSON nested too deeply to read (more than about {sys.getrecursionlimit()} "
+            f"levels); MemoryBank files are a few levels deep"
+        ) from None
     if not isinstance(data, dict):
         raise MemoryBankFormatError(
             f"{p}: the top level must be an object keyed by user name, got {type(data).__name__}"
@@ -265,8 +279,18 @@ def list_users(data: Mapping) -> list[str]:
     return [str(k) for k in data]
 
 
+def check_user_name(user: Any, parameter: str = "user") -> None:
+    """Raise ``TypeError`` naming ``parameter`` unless ``user`` is a ``str`` or ``None``."""
+    if user is not None and not isinstance(user, str):
+        raise TypeError(
+            f"{parameter} must be a str (the user's key in the memory file) or None, "
+            f"got {type(user).__name__} {user!r}; pass {parameter}={str(user)!r} for that key"
+        )
+
+
 def resolve_user(data: Mapping, user: str | None, *, source: str = "memory") -> str:
     """The exact key for ``user`` in ``data`` (see the module notes for the fallbacks)."""
+    check_user_name(user)
     if _is_single_user(data):
         name = str(data.get("name") or "user")
         if user is not None and user.strip() != name.strip():
@@ -297,7 +321,13 @@ def read_user(data: Mapping | str | os.PathLike, user: str | None = None) -> Use
         The file's top-level object, or the path of the file.
     user : str, optional
         The user's key; may be omitted when the file holds one user.
+
+    Raises
+    ------
+    TypeError
+        When ``user`` is neither a ``str`` nor ``None`` (JSON keys are always strings).
     """
+    check_user_name(user)
     source = "memory"
     if not isinstance(data, Mapping):
         source = str(data)

@@ -43,7 +43,7 @@ from mempursuit_core.signals import pool_signals
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
-from .memory import UserMemory, _is_single_user, parse_user, read_user, save_memory_file
+from .memory import UserMemory, _is_single_user, check_user_name, parse_user, read_user, save_memory_file
 from .readpath import (
     CHUNK_SIZE,
     DEFAULT_TOP_K,
@@ -164,6 +164,7 @@ class MemoryBankStore:
         if not isinstance(memory, UserMemory):
             if not isinstance(memory, Mapping):
                 raise TypeError(f"memory must be a UserMemory or a mapping, got {type(memory).__name__}")
+            check_user_name(user)
             if user is not None and _is_single_user(memory):
                 memory = parse_user(user, memory)
             else:
@@ -205,7 +206,10 @@ class MemoryBankStore:
         ------
         FileNotFoundError, MemoryBankFormatError, UnknownUserError
             For a missing or unreadable file or an unknown user.
+        TypeError
+            When ``user`` is not a ``str`` (or ``None``).
         """
+        check_user_name(user)
         memory = read_user(path, user)
         store = cls(memory, **options)
         store.memory_path = Path(path)
