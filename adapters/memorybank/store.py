@@ -22,7 +22,8 @@ documents are embedded again).
 Persistence. ``MemoryBankStore.open(path, user)`` keeps the index beside (never inside) the
 memory file: ``<memory file>.mempursuit/<user>/index.faiss`` plus ``manifest.json`` (documents,
 embedder, options; no pickle). A later ``open`` reloads it and embeds only what the file gained.
-Nothing is written to the memory file unless :meth:`MemoryBankStore.save_memory` is called.
+Nothing is written to the memory file unless :meth:`MemoryBankStore.save_memory` is called; it
+merges with other writers under a file lock (:func:`~mempursuit_memorybank.memory.save_memory_file`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import json
 import os
 import re
 import time
+import dataclasses
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -445,13 +447,32 @@ class MemoryBankStore:
     def save_memory(self, path: str | os.PathLike | None = None) -> Path:
         """Write this user's memory (with appends) into ``path`` (default: the file it came from).
 
-        Every other user in the file is kept as it is. This is the only method that writes a
-        memory file.
+        This is the only method that writes a memory file, through
+        :func:`~mempursuit_memorybank.memory.save_memory_file`: under an exclusive lock, merged
+        with what other writers (threads, processes, other stores) saved since this store read
+        the file, atomically, keeping the file's mode and symlinks. Every other user in the file
+        is kept as it is on disk.
+
+        Saving to the file the store was opened from makes the store's memory what was written
+        (other writers' turns and summaries included) and brings the index in line, embedding
+        only the documents it gained. Saving to any other file merges the store's whole memory
+        into that file (no common ancestor there) and leaves the store as it is.
+
+        Raises
+        ------
+        ValueError
+            When no ``path`` is given and the store was not opened from a file.
+        MemoryBankFormatError, OSError
+            As :func:`~mempursuit_memorybank.memory.save_memory_file` (the file is left as it is).
         """
         target = Path(path) if path is not None else self.memory_path
         if target is None:
             raise ValueError("no path: pass one (the store was not opened from a file)")
-        save_memory_file(target, self.memory)
+        if self.memory_path is not None and os.path.realpath(target) == os.path.realpath(self.memory_path):
+            save_memory_file(target, self.memory)
+            self._sync()
+        else:
+            save_memory_file(target, dataclasses.replace(self.memory, base=None))
         return target
 
     # ------------------------------------------------------------------ reads
