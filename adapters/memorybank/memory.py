@@ -368,17 +368,21 @@ def _thread_lock(real: str) -> threading.Lock:
 
 
 @contextmanager
-def _exclusive(real: str):
+def _exclusive(real: str, *, required: bool = True):
     """Hold the in-process lock for ``real`` and an exclusive ``flock`` on ``<real>.lock``.
 
     The lock file is created (empty) on first use and never removed: removing it would let two
-    writers lock two different files of the same name.
+    writers lock two different files of the same name. With ``required=False`` a lock file that
+    cannot be opened (a read-only folder) leaves only the in-process lock.
     """
     with _thread_lock(real):
         lock_path = real + ".lock"
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:
+            if not required:
+                yield
+                return
             raise type(exc)(
                 exc.errno,
                 f"cannot open the lock file {lock_path} beside the memory file ({exc.strerror}); "

@@ -28,12 +28,14 @@ merges with other writers under a file lock (:func:`~mempursuit_memorybank.memor
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import logging
 import os
 import re
+import tempfile
 import time
-import dataclasses
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -45,7 +47,7 @@ from mempursuit_core.signals import pool_signals
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
-from .memory import UserMemory, _is_single_user, check_user_name, parse_user, read_user, save_memory_file
+from .memory import UserMemory, _exclusive, _is_single_user, check_user_name, parse_user, read_user, save_memory_file
 from .readpath import (
     CHUNK_SIZE,
     DEFAULT_TOP_K,
@@ -56,6 +58,8 @@ from .readpath import (
 )
 
 __all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir"]
+
+logger = logging.getLogger(__name__)
 
 #: Candidate pool for pursuit reads (the paper's P).
 DEFAULT_POOL_SIZE = 200
@@ -83,6 +87,30 @@ def default_index_dir(memory_path: str | os.PathLike, user: str) -> Path:
     """``<memory file>.mempursuit/<user slug>``: beside the memory file, one folder per user."""
     p = Path(memory_path)
     return p.with_name(p.name + ".mempursuit") / _slug(user)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _manifest_documents_problem(docs: Any) -> str | None:
+    """What is wrong with a manifest's ``documents`` list, or ``None``."""
+    if not isinstance(docs, list):
+        return f"'documents' must be a list, got {type(docs).__name__}"
+    for i, doc in enumerate(docs):
+        if not (isinstance(doc, list) and len(doc) == 3):
+            return f"documents[{i}] must be a [key, text, date] list"
+        key, text, date = doc
+        if not (isinstance(key, list) and len(key) == 3 and isinstance(key[0], str)
+                and key[1] in ("turn", "summary") and isinstance(key[2], int) and not isinstance(key[2], bool)):
+            return f"documents[{i}] has a malformed key {key!r}"
+        if not (isinstance(text, str) and isinstance(date, str)):
+            return f"documents[{i}] needs a string text and date"
+    return None
 
 
 def _normalise_rows(x: np.ndarray) -> np.ndarray:
@@ -391,7 +419,13 @@ class MemoryBankStore:
         }
 
     def save_index(self, index_dir: str | os.PathLike | None = None) -> Path:
-        """Write ``index.faiss`` and ``manifest.json`` to ``index_dir`` (default: the store's)."""
+        """Write ``index.faiss`` and ``manifest.json`` to ``index_dir`` (default: the store's).
+
+        Each file goes through a unique temporary file and an atomic rename, under the same
+        exclusive lock (``<index_dir>.lock``) that loading takes, so a concurrent ``open`` never
+        pairs one writer's index with another's manifest; the manifest records the index file's
+        SHA-256, which a load checks.
+        """
         target = Path(index_dir) if index_dir is not None else self.index_dir
         if target is None:
             raise ValueError("no index_dir: pass one (the store was not opened from a file)")
@@ -402,37 +436,98 @@ class MemoryBankStore:
                 f"cannot create the index folder {target} ({exc}); pass index_dir=... or persist=False"
             ) from exc
         faiss = _faiss()
-        tmp_index = target / "index.faiss.tmp"
-        faiss.write_index(self._index, str(tmp_index))
-        tmp_manifest = target / "manifest.json.tmp"
-        tmp_manifest.write_text(json.dumps(self._manifest(), ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp_index, target / "index.faiss")
-        os.replace(tmp_manifest, target / "manifest.json")
+        with _exclusive(os.path.realpath(target)):
+            fd, tmp_index = tempfile.mkstemp(prefix=".index.faiss.", suffix=".tmp", dir=target)
+            os.close(fd)
+            fd, tmp_manifest = tempfile.mkstemp(prefix=".manifest.json.", suffix=".tmp", dir=target)
+            try:
+                faiss.write_index(self._index, tmp_index)
+                manifest = {**self._manifest(), "index_sha256": _sha256(Path(tmp_index))}
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(manifest, fh, ensure_ascii=False)
+                os.replace(tmp_index, target / "index.faiss")
+                os.replace(tmp_manifest, target / "manifest.json")
+            except BaseException:
+                for tmp in (tmp_index, tmp_manifest):
+                    try:
+                        os.unlink(tmp)
+                    except FileNotFoundError:
+                        pass
+                raise
         self._dirty = False
         return target
 
     def _try_load(self, index_dir: Path) -> bool:
+        """Load the persisted index, or return ``False`` (the caller rebuilds).
+
+        A folder with neither file is a first build. A damaged or unusable folder (one file
+        missing, a manifest that is not an object or whose documents are malformed, an index file
+        that is empty, truncated, not a FAISS flat L2 index, not the file the manifest names, or
+        whose vectors are not finite, or a dimension other than the embedder's) is rebuilt with
+        one warning on this module's logger naming the folder and the reason; changed settings
+        (embedder, templates, ...) rebuild with an ``info`` line. Either way ``status`` says why.
+        """
         manifest_path, index_path = index_dir / "manifest.json", index_dir / "index.faiss"
-        if not (manifest_path.exists() and index_path.exists()):
+        present = [p.name for p in (index_path, manifest_path) if p.exists()]
+        if not present:
             return False
+        if len(present) == 1:
+            return self._reject(index_dir, f"only {present[0]} is there")
+        with _exclusive(os.path.realpath(index_dir), required=False):  # a read-only folder loads unlocked
+            return self._load_locked(index_dir, manifest_path, index_path)
+
+    def _load_locked(self, index_dir: Path, manifest_path: Path, index_path: Path) -> bool:
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self.status = "rebuilt: unreadable manifest"
-            return False
-        want = self._manifest_settings()
-        for key, value in want.items():
+        except (OSError, ValueError, RecursionError) as exc:
+            return self._reject(index_dir, f"manifest.json is unreadable: {exc}")
+        if not isinstance(manifest, dict):
+            return self._reject(index_dir, f"manifest.json holds a JSON {type(manifest).__name__}, not an object")
+        for key, value in self._manifest_settings().items():
             if manifest.get(key) != value:
                 self.status = f"rebuilt: {key} changed"
+                logger.info("MemoryBank index in %s not used (%s changed); rebuilding it", index_dir, key)
                 return False
-        index = _faiss().read_index(str(index_path))
-        docs = manifest.get("documents") or []
-        if index.ntotal != len(docs) or index.d != manifest.get("dim"):
-            self.status = "rebuilt: index and manifest disagree"
-            return False
+        docs = manifest.get("documents")
+        problem = _manifest_documents_problem(docs)
+        if problem:
+            return self._reject(index_dir, f"manifest.json: {problem}")
+        dim = manifest.get("dim")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            return self._reject(index_dir, f"manifest.json: 'dim' must be a positive int, got {dim!r}")
+        if dim != self.dim:
+            return self._reject(
+                index_dir, f"the index has dimension {dim}, embedder {self.embedder.name!r} gives {self.dim}"
+            )
+        want_sha = manifest.get("index_sha256")
+        if want_sha is not None and _sha256(index_path) != want_sha:
+            return self._reject(index_dir, "index.faiss is not the file manifest.json was written with "
+                                           "(its SHA-256 differs: truncated, overwritten or damaged)")
+        faiss = _faiss()
+        try:
+            index = faiss.read_index(str(index_path))
+        except Exception as exc:  # FAISS raises RuntimeError with its C++ message
+            return self._reject(index_dir, f"index.faiss is unreadable: {exc}")
+        if not (isinstance(index, faiss.IndexFlat) and index.metric_type == faiss.METRIC_L2):
+            return self._reject(index_dir, f"index.faiss is a {type(index).__name__}, not a flat L2 index")
+        if index.ntotal != len(docs) or index.d != dim:
+            return self._reject(
+                index_dir, f"index.faiss holds {index.ntotal} vectors of dimension {index.d}, "
+                           f"manifest.json {len(docs)} documents of dimension {dim}"
+            )
+        if index.ntotal and not np.isfinite(index.reconstruct_n(0, index.ntotal)).all():
+            return self._reject(index_dir, "index.faiss holds non-finite vectors")
         self._index = index
         self._stored = [Document(tuple(k), text, date) for k, text, date in docs]
         return True
+
+    def _reject(self, index_dir: Path, reason: str) -> bool:
+        reason = " ".join(str(reason).split())
+        if len(reason) > 300:
+            reason = reason[:297] + "..."
+        self.status = f"rebuilt: {reason}"
+        logger.warning("MemoryBank index in %s not used (%s); rebuilding it", index_dir, reason)
+        return False
 
     def _manifest_settings(self) -> dict:
         return {
