@@ -3,8 +3,11 @@
 Before the locked, merging write, two processes saving different users of one file corrupted
 it, two threads failed on a shared ``<file>.tmp``, a store that saved after another writer had
 changed the same user dropped that writer's turn, a 0600 file became 0644 and a symlinked file
-was replaced by a regular file. Each test below failed on that code. A tiny deterministic
-embedder keeps every store fast; ``persist=False`` keeps the index folder out of the picture.
+was replaced by a regular file, and two stores persisting one index folder at once failed on a
+shared ``index.faiss.tmp``. Each test below failed on that code, except the refusal to
+overwrite an unreadable file, which it shares. A tiny deterministic
+embedder keeps every store fast; ``persist=False`` keeps the index folder out of the picture
+except in the last test.
 """
 
 import hashlib
@@ -186,3 +189,32 @@ def test_saving_into_a_single_other_user_file_is_refused(tmp_path):
     with pytest.raises(MemoryBankFormatError, match="holds the single user 'Bob' at its top level; cannot save user 'Ann'"):
         store.save_memory(other)
     assert load(other) == {"name": "Bob", "history": {DATES[0]: []}}
+
+
+def test_two_threads_persisting_one_index_folder(tmp_path, caplog):
+    # both write index.faiss and manifest.json of the same user at once; before the folder lock
+    # and unique temp names one failed on the shared index.faiss.tmp
+    path = tmp_path / "memory.json"
+    write_memory(path)
+    start, errors = threading.Event(), []
+
+    def run():
+        try:
+            start.wait(60)
+            for _ in range(15):
+                MemoryBankStore.open(path, "Ann", embedder=TinyEmbedder(), rebuild=True)
+                MemoryBankStore.open(path, "Ann", embedder=TinyEmbedder())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    with caplog.at_level("WARNING", logger="mempursuit_memorybank.store"):
+        for t in threads:
+            t.start()
+        start.set()
+        for t in threads:
+            t.join(120)
+    assert errors == [] and caplog.records == []  # never a torn index/manifest pair
+    assert MemoryBankStore.open(path, "Ann", embedder=TinyEmbedder()).status == "loaded"
+    folder = MemoryBankStore.open(path, "Ann", embedder=TinyEmbedder()).index_dir
+    assert sorted(p.name for p in folder.iterdir()) == ["index.faiss", "manifest.json"]
