@@ -5,9 +5,8 @@ it, two threads failed on a shared ``<file>.tmp``, a store that saved after anot
 changed the same user dropped that writer's turn, a 0600 file became 0644 and a symlinked file
 was replaced by a regular file, and two stores persisting one index folder at once failed on a
 shared ``index.faiss.tmp``. Each test below failed on that code, except the refusal to
-overwrite an unreadable file, which it shares. A tiny deterministic
-embedder keeps every store fast; ``persist=False`` keeps the index folder out of the picture
-except in the last test.
+overwrite an unreadable file, which it shares. A tiny deterministic embedder keeps every store
+fast; ``persist=False`` keeps the index folder out of the picture except in the last test.
 """
 
 import hashlib
@@ -186,7 +185,8 @@ def test_saving_into_a_single_other_user_file_is_refused(tmp_path):
     store = open_store(path, "Ann")
     other = tmp_path / "bob.json"
     other.write_text(json.dumps({"name": "Bob", "history": {DATES[0]: []}}), encoding="utf-8")
-    with pytest.raises(MemoryBankFormatError, match="holds the single user 'Bob' at its top level; cannot save user 'Ann'"):
+    with pytest.raises(MemoryBankFormatError, match="holds the single user 'Bob' at its top level; "
+                                                    "cannot save user 'Ann'"):
         store.save_memory(other)
     assert load(other) == {"name": "Bob", "history": {DATES[0]: []}}
 

@@ -20,7 +20,10 @@ strings). The forgetting variant (``memory_retrieval/forget_memory.py``,
 
 This module accepts all of those shapes, checks them once, and raises
 :class:`MemoryBankFormatError` (a ``ValueError``) naming the file, the user and the exact place of
-anything it cannot read. It never writes to a file unless :func:`save_memory_file` is called.
+anything it cannot read. It never writes to a file unless :func:`save_memory_file` is called,
+which locks the file, merges with what other writers saved meanwhile and replaces it atomically
+(see there); a file nested too deeply for Python to read is a :class:`MemoryBankFormatError`
+too, and a user name that is not a ``str`` a ``TypeError``.
 
 Documented fallbacks (not errors):
 
