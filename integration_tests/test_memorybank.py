@@ -346,11 +346,134 @@ def test_index_persisted_beside_the_file_and_reloaded(tmp_path):
     assert saved["Frank"] == load(EN_FILE)["Frank"]
 
 
+class Hash16(HashEmbedder):
+    """Same name as ``HashEmbedder``, another dimension."""
+
+    dim = 16
+
+    def encode(self, texts):
+        return np.stack([hash_vec(t, 16) for t in texts]) if texts else np.zeros((0, 16), np.float32)
+
+
+def _edit_manifest(folder, edit, keep_checksum=True):
+    path = folder / "manifest.json"
+    manifest = load(path)
+    manifest = edit(manifest)
+    if isinstance(manifest, dict) and not keep_checksum:
+        manifest.pop("index_sha256", None)
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _set_doc(i, value):
+    def edit(m):
+        m["documents"][i] = value
+        return m
+    return edit
+
+
+def _nan_index(folder):
+    index = faiss.read_index(str(folder / "index.faiss"))
+    vecs = index.reconstruct_n(0, index.ntotal)
+    vecs[3, 0] = np.nan
+    bad = faiss.IndexFlatL2(index.d)
+    bad.add(vecs)
+    faiss.write_index(bad, str(folder / "index.faiss"))
+    _edit_manifest(folder, lambda m: {**m, "index_sha256": hashlib.sha256(
+        (folder / "index.faiss").read_bytes()).hexdigest()})
+
+
+def _truncate(folder, keep_checksum=True):
+    index = folder / "index.faiss"
+    index.write_bytes(index.read_bytes()[: index.stat().st_size // 2])
+    if not keep_checksum:
+        _edit_manifest(folder, lambda m: m, keep_checksum=False)
+
+
+def _random(folder, keep_checksum=True):
+    index = folder / "index.faiss"
+    index.write_bytes(np.random.default_rng(0).bytes(index.stat().st_size))
+    if not keep_checksum:
+        _edit_manifest(folder, lambda m: m, keep_checksum=False)
+
+
+DAMAGE = {
+    # name: (damage(folder), words the warning names)
+    "truncated index": (_truncate, "SHA-256 differs"),
+    "truncated index, old manifest without checksum": (
+        lambda f: _truncate(f, keep_checksum=False), "index.faiss is unreadable"),
+    "random-bytes index": (_random, "SHA-256 differs"),
+    "random-bytes index, old manifest without checksum": (
+        lambda f: _random(f, keep_checksum=False), "index.faiss is unreadable"),
+    "empty index": (lambda f: (f / "index.faiss").write_bytes(b""), "SHA-256 differs"),
+    "empty index, old manifest without checksum": (
+        lambda f: ((f / "index.faiss").write_bytes(b""), _edit_manifest(f, lambda m: m, keep_checksum=False)),
+        "index.faiss is unreadable"),
+    "index missing": (lambda f: (f / "index.faiss").unlink(), "only manifest.json is there"),
+    "manifest not JSON": (lambda f: (f / "manifest.json").write_text("{", encoding="utf-8"),
+                          "manifest.json is unreadable"),
+    "manifest is a list": (lambda f: (f / "manifest.json").write_text("[]", encoding="utf-8"),
+                           "manifest.json holds a JSON list, not an object"),
+    "documents not a list": (lambda f: _edit_manifest(f, lambda m: {**m, "documents": "x"}),
+                             "'documents' must be a list, got str"),
+    "document of two items": (lambda f: _edit_manifest(f, _set_doc(0, [["2023-04-27", "turn", 0], "t"])),
+                              r"documents[0] must be a [key, text, date] list"),
+    "unhashable document key": (lambda f: _edit_manifest(f, _set_doc(1, [["d", ["turn"], 0], "t", "d"])),
+                                "documents[1] has a malformed key"),
+    "document text not a string": (lambda f: _edit_manifest(f, _set_doc(2, [["d", "turn", 0], 5, "d"])),
+                                   "documents[2] needs a string text and date"),
+    "bad dim": (lambda f: _edit_manifest(f, lambda m: {**m, "dim": "32"}), "'dim' must be a positive int"),
+    "fewer documents than vectors": (lambda f: _edit_manifest(f, lambda m: {**m, "documents": m["documents"][:-1]}),
+                                     "manifest.json 48 documents of dimension 32"),
+    "non-finite vectors": (_nan_index, "non-finite vectors"),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+def test_damaged_index_folder_is_rebuilt_with_one_warning(tmp_path, caplog, case):
+    path = tmp_path / "memory.json"
+    shutil.copy(EN_FILE, path)
+    folder = MemoryBankStore.open(path, "Emily", embedder=HashEmbedder()).index_dir
+    damage, words = DAMAGE[case]
+    damage(folder)
+    with caplog.at_level("INFO", logger="mempursuit_memorybank.store"):
+        store = MemoryBankStore.open(path, "Emily", embedder=HashEmbedder())
+    records = [r for r in caplog.records if r.name == "mempursuit_memorybank.store"]
+    assert len(records) == 1 and records[0].levelname == "WARNING"
+    message = records[0].getMessage()
+    assert str(folder) in message and words in message and "\n" not in message
+    assert store.status.startswith("rebuilt: ") and words in store.status
+    fresh = MemoryBankStore.open(path, "Emily", embedder=HashEmbedder(), persist=False)
+    assert store.embedded_count == len(fresh) == len(store)
+    for q in QUERIES[:3]:
+        assert store.read(q, 3) == fresh.read(q, 3)
+        assert store.read(q, 3, selector="mempursuit") == fresh.read(q, 3, selector="mempursuit")
+    assert MemoryBankStore.open(path, "Emily", embedder=HashEmbedder()).status == "loaded"  # repaired
+
+
+def test_index_of_another_dimension_under_the_same_embedder_name_is_rebuilt(tmp_path, caplog):
+    path = tmp_path / "memory.json"
+    shutil.copy(EN_FILE, path)
+    assert MemoryBankStore.open(path, "Emily", embedder=Hash16()).dim == 16
+    with caplog.at_level("WARNING", logger="mempursuit_memorybank.store"):
+        store = MemoryBankStore.open(path, "Emily", embedder=HashEmbedder())  # both named "hash32"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"MemoryBank index in {store.index_dir} not used (the index has dimension 16, embedder 'hash32' "
+        f"gives 32); rebuilding it"]
+    fresh = MemoryBankStore.open(path, "Emily", embedder=HashEmbedder(), persist=False)
+    assert store.dim == 32 and store.read("q1", 3) == fresh.read("q1", 3)
+    store.add_turn("after", "ok", date="2023-05-09")  # appends work on the rebuilt index
+    assert len(store) == len(fresh) + 1
+
+
 def test_open_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         MemoryBankStore.open(tmp_path / "none.json", "Emily", embedder=HashEmbedder())
     with pytest.raises(UnknownUserError, match="'Nobody' is not in .*memory_bank_en.json"):
         MemoryBankStore.open(EN_FILE, "Nobody", embedder=HashEmbedder(), persist=False)
+    with pytest.raises(TypeError, match="user must be a str .* got int 123"):
+        MemoryBankStore.open(EN_FILE, 123, embedder=HashEmbedder(), persist=False)
+    with pytest.raises(TypeError, match="user must be a str .* got int 123"):
+        MemoryBankStore.from_memory(load(EN_FILE), 123, embedder=HashEmbedder())
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(OSError, match="cannot create the index folder .*pass index_dir=... or persist=False"):

@@ -24,7 +24,7 @@ from mempursuit_memorybank import (
     read_user,
 )
 from mempursuit_memorybank.documents import summary_text, turn_text
-from mempursuit_memorybank.memory import parse_user, save_memory_file
+from mempursuit_memorybank.memory import merge_user, parse_user, save_memory_file
 from mempursuit_memorybank.readpath import (
     assemble,
     contiguous_runs,
@@ -137,6 +137,24 @@ def test_bad_files(tmp_path):
         read_user(tmp_path, "Ann")
 
 
+def test_user_must_be_a_string():
+    data = {"123": tiny_user()}
+    with pytest.raises(TypeError, match=r"user must be a str \(the user's key in the memory file\) or None, "
+                                        r"got int 123; pass user='123'"):
+        read_user(data, 123)
+    assert read_user(data, "123").name == "123"
+
+
+@pytest.mark.parametrize("depth", [600, 5000])
+def test_deeply_nested_files_are_format_errors(tmp_path, depth):
+    # 600 levels pass json.loads but not copy.deepcopy; 5000 stop json.loads itself. Both used to
+    # escape as RecursionError.
+    path = tmp_path / "deep.json"
+    path.write_text('{"Ann": {"history": {}, "extra": ' + "[" * depth + "]" * depth + "}}", encoding="utf-8")
+    with pytest.raises(MemoryBankFormatError, match=r"deep.json.*nested too deeply"):
+        read_user(path, "Ann")
+
+
 def test_save_memory_file_keeps_other_users(tmp_path):
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"Ann": tiny_user(), "Bob": {"name": "Bob"}}), encoding="utf-8")
@@ -145,6 +163,61 @@ def test_save_memory_file_keeps_other_users(tmp_path):
     save_memory_file(path, mem)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["Bob"] == {"name": "Bob"} and data["Ann"]["overall_history"] == "new"
+
+
+def _t(q, r="ok"):
+    return {"query": q, "response": r}
+
+
+def test_merge_history_three_way():
+    base = {"history": {"d1": [_t("a")]}}
+    disk = {"history": {"d1": [_t("a"), _t("theirs")], "d0": [_t("old")]}}
+    mine = {"history": {"d1": [_t("a"), _t("a"), _t("mine")], "d2": [_t("new day")]}}
+    out = merge_user(disk, mine, base)
+    # the file's turns and order first; our additions after them; a turn said twice kept twice
+    assert out["history"] == {"d1": [_t("a"), _t("theirs"), _t("a"), _t("mine")], "d0": [_t("old")],
+                              "d2": [_t("new day")]}
+    # a retry (our additions already on disk, base not updated) writes nothing twice
+    assert merge_user(out, mine, base)["history"] == out["history"]
+    # the same turn added by both writers since the base is written once
+    both = merge_user({"history": {"d1": [_t("a"), _t("x")]}}, {"history": {"d1": [_t("a"), _t("x")]}}, base)
+    assert both["history"] == {"d1": [_t("a"), _t("x")]}
+    # a turn another writer removed (MemoryBank's forgetting) is not brought back
+    assert merge_user({"history": {"d1": []}}, {"history": {"d1": [_t("a"), _t("b")]}}, base)["history"] == {
+        "d1": [_t("b")]}
+    # without a base everything of ours counts as ours, less what the file already has
+    assert merge_user({"history": {"d1": [_t("a")]}}, mine, None)["history"]["d1"] == [_t("a"), _t("a"), _t("mine")]
+
+
+def test_merge_dated_sections_and_other_keys():
+    base = {"summary": {"d1": "s1", "d2": "s2"}, "overall_history": "o", "name": "Ann"}
+    disk = {"summary": {"d1": "s1 (theirs)", "d2": "s2", "d3": "s3"}, "overall_history": "o (theirs)",
+            "name": "Ann", "memory_strength": 2}
+    mine = {"summary": {"d1": "s1 (mine)", "d4": {"content": "s4"}}, "overall_history": "o", "name": "Ann"}
+    out = merge_user(disk, mine, base)
+    # d1 changed by both: ours; d2 removed here and untouched there: removed; d3, d4 from each side
+    assert out["summary"] == {"d1": "s1 (mine)", "d3": "s3", "d4": {"content": "s4"}}
+    assert out["overall_history"] == "o (theirs)" and out["memory_strength"] == 2 and out["name"] == "Ann"
+    assert "personality" not in out  # no side has one
+    assert merge_user(disk, {**mine, "overall_history": "o (mine)"}, base)["overall_history"] == "o (mine)"
+
+
+def test_save_memory_file_merges_and_updates_the_memory(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"Ann": tiny_user(), "Bob": {"name": "Bob"}}), encoding="utf-8")
+    mine, theirs = read_user(path, "Ann"), read_user(path, "Ann")
+    theirs.raw["history"]["2023-05-02"].append(_t("theirs"))
+    save_memory_file(path, theirs)
+    mine.raw["history"]["2023-05-02"].append(_t("mine"))
+    save_memory_file(path, mine)
+    saved = json.loads(path.read_text(encoding="utf-8"))["Ann"]["history"]["2023-05-02"]
+    assert [t["query"] for t in saved] == ["films?", "theirs", "mine"]
+    assert [t.query for t in mine.history["2023-05-02"]] == ["films?", "theirs", "mine"]
+    assert mine.base == mine.raw and mine.base is not mine.raw
+    bad = parse_user("Ann", tiny_user())
+    bad.raw["history"] = []
+    with pytest.raises(MemoryBankFormatError, match=r"the memory to save, user 'Ann': 'history' must be an object"):
+        save_memory_file(path, bad)
 
 
 # ------------------------------------------------------------------------------ documents

@@ -22,15 +22,19 @@ documents are embedded again).
 Persistence. ``MemoryBankStore.open(path, user)`` keeps the index beside (never inside) the
 memory file: ``<memory file>.mempursuit/<user>/index.faiss`` plus ``manifest.json`` (documents,
 embedder, options; no pickle). A later ``open`` reloads it and embeds only what the file gained.
-Nothing is written to the memory file unless :meth:`MemoryBankStore.save_memory` is called.
+Nothing is written to the memory file unless :meth:`MemoryBankStore.save_memory` is called; it
+merges with other writers under a file lock (:func:`~mempursuit_memorybank.memory.save_memory_file`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import logging
 import os
 import re
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -44,7 +48,7 @@ from mempursuit_core.signals import pool_signals
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
-from .memory import UserMemory, _is_single_user, parse_user, read_user, save_memory_file
+from .memory import UserMemory, _exclusive, _is_single_user, check_user_name, parse_user, read_user, save_memory_file
 from .readpath import (
     CHUNK_SIZE,
     DEFAULT_TOP_K,
@@ -55,6 +59,8 @@ from .readpath import (
 )
 
 __all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir"]
+
+logger = logging.getLogger(__name__)
 
 #: Candidate pool for pursuit reads (the paper's P).
 DEFAULT_POOL_SIZE = 200
@@ -82,6 +88,30 @@ def default_index_dir(memory_path: str | os.PathLike, user: str) -> Path:
     """``<memory file>.mempursuit/<user slug>``: beside the memory file, one folder per user."""
     p = Path(memory_path)
     return p.with_name(p.name + ".mempursuit") / _slug(user)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _manifest_documents_problem(docs: Any) -> str | None:
+    """What is wrong with a manifest's ``documents`` list, or ``None``."""
+    if not isinstance(docs, list):
+        return f"'documents' must be a list, got {type(docs).__name__}"
+    for i, doc in enumerate(docs):
+        if not (isinstance(doc, list) and len(doc) == 3):
+            return f"documents[{i}] must be a [key, text, date] list"
+        key, text, date = doc
+        if not (isinstance(key, list) and len(key) == 3 and isinstance(key[0], str)
+                and key[1] in ("turn", "summary") and isinstance(key[2], int) and not isinstance(key[2], bool)):
+            return f"documents[{i}] has a malformed key {key!r}"
+        if not (isinstance(text, str) and isinstance(date, str)):
+            return f"documents[{i}] needs a string text and date"
+    return None
 
 
 def _normalise_rows(x: np.ndarray) -> np.ndarray:
@@ -165,6 +195,7 @@ class MemoryBankStore:
         if not isinstance(memory, UserMemory):
             if not isinstance(memory, Mapping):
                 raise TypeError(f"memory must be a UserMemory or a mapping, got {type(memory).__name__}")
+            check_user_name(user)
             if user is not None and _is_single_user(memory):
                 memory = parse_user(user, memory)
             else:
@@ -206,7 +237,10 @@ class MemoryBankStore:
         ------
         FileNotFoundError, MemoryBankFormatError, UnknownUserError
             For a missing or unreadable file or an unknown user.
+        TypeError
+            When ``user`` is not a ``str`` (or ``None``).
         """
+        check_user_name(user)
         memory = read_user(path, user)
         store = cls(memory, **options)
         store.memory_path = Path(path)
@@ -386,7 +420,13 @@ class MemoryBankStore:
         }
 
     def save_index(self, index_dir: str | os.PathLike | None = None) -> Path:
-        """Write ``index.faiss`` and ``manifest.json`` to ``index_dir`` (default: the store's)."""
+        """Write ``index.faiss`` and ``manifest.json`` to ``index_dir`` (default: the store's).
+
+        Each file goes through a unique temporary file and an atomic rename, under the same
+        exclusive lock (``<index_dir>.lock``) that loading takes, so a concurrent ``open`` never
+        pairs one writer's index with another's manifest; the manifest records the index file's
+        SHA-256, which a load checks.
+        """
         target = Path(index_dir) if index_dir is not None else self.index_dir
         if target is None:
             raise ValueError("no index_dir: pass one (the store was not opened from a file)")
@@ -397,37 +437,98 @@ class MemoryBankStore:
                 f"cannot create the index folder {target} ({exc}); pass index_dir=... or persist=False"
             ) from exc
         faiss = _faiss()
-        tmp_index = target / "index.faiss.tmp"
-        faiss.write_index(self._index, str(tmp_index))
-        tmp_manifest = target / "manifest.json.tmp"
-        tmp_manifest.write_text(json.dumps(self._manifest(), ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp_index, target / "index.faiss")
-        os.replace(tmp_manifest, target / "manifest.json")
+        with _exclusive(os.path.realpath(target)):
+            fd, tmp_index = tempfile.mkstemp(prefix=".index.faiss.", suffix=".tmp", dir=target)
+            os.close(fd)
+            fd, tmp_manifest = tempfile.mkstemp(prefix=".manifest.json.", suffix=".tmp", dir=target)
+            try:
+                faiss.write_index(self._index, tmp_index)
+                manifest = {**self._manifest(), "index_sha256": _sha256(Path(tmp_index))}
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(manifest, fh, ensure_ascii=False)
+                os.replace(tmp_index, target / "index.faiss")
+                os.replace(tmp_manifest, target / "manifest.json")
+            except BaseException:
+                for tmp in (tmp_index, tmp_manifest):
+                    try:
+                        os.unlink(tmp)
+                    except FileNotFoundError:
+                        pass
+                raise
         self._dirty = False
         return target
 
     def _try_load(self, index_dir: Path) -> bool:
+        """Load the persisted index, or return ``False`` (the caller rebuilds).
+
+        A folder with neither file is a first build. A damaged or unusable folder (one file
+        missing, a manifest that is not an object or whose documents are malformed, an index file
+        that is empty, truncated, not a FAISS flat L2 index, not the file the manifest names, or
+        whose vectors are not finite, or a dimension other than the embedder's) is rebuilt with
+        one warning on this module's logger naming the folder and the reason; changed settings
+        (embedder, templates, ...) rebuild with an ``info`` line. Either way ``status`` says why.
+        """
         manifest_path, index_path = index_dir / "manifest.json", index_dir / "index.faiss"
-        if not (manifest_path.exists() and index_path.exists()):
+        present = [p.name for p in (index_path, manifest_path) if p.exists()]
+        if not present:
             return False
+        if len(present) == 1:
+            return self._reject(index_dir, f"only {present[0]} is there")
+        with _exclusive(os.path.realpath(index_dir), required=False):  # a read-only folder loads unlocked
+            return self._load_locked(index_dir, manifest_path, index_path)
+
+    def _load_locked(self, index_dir: Path, manifest_path: Path, index_path: Path) -> bool:
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self.status = "rebuilt: unreadable manifest"
-            return False
-        want = self._manifest_settings()
-        for key, value in want.items():
+        except (OSError, ValueError, RecursionError) as exc:
+            return self._reject(index_dir, f"manifest.json is unreadable: {exc}")
+        if not isinstance(manifest, dict):
+            return self._reject(index_dir, f"manifest.json holds a JSON {type(manifest).__name__}, not an object")
+        for key, value in self._manifest_settings().items():
             if manifest.get(key) != value:
                 self.status = f"rebuilt: {key} changed"
+                logger.info("MemoryBank index in %s not used (%s changed); rebuilding it", index_dir, key)
                 return False
-        index = _faiss().read_index(str(index_path))
-        docs = manifest.get("documents") or []
-        if index.ntotal != len(docs) or index.d != manifest.get("dim"):
-            self.status = "rebuilt: index and manifest disagree"
-            return False
+        docs = manifest.get("documents")
+        problem = _manifest_documents_problem(docs)
+        if problem:
+            return self._reject(index_dir, f"manifest.json: {problem}")
+        dim = manifest.get("dim")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            return self._reject(index_dir, f"manifest.json: 'dim' must be a positive int, got {dim!r}")
+        if dim != self.dim:
+            return self._reject(
+                index_dir, f"the index has dimension {dim}, embedder {self.embedder.name!r} gives {self.dim}"
+            )
+        want_sha = manifest.get("index_sha256")
+        if want_sha is not None and _sha256(index_path) != want_sha:
+            return self._reject(index_dir, "index.faiss is not the file manifest.json was written with "
+                                           "(its SHA-256 differs: truncated, overwritten or damaged)")
+        faiss = _faiss()
+        try:
+            index = faiss.read_index(str(index_path))
+        except Exception as exc:  # FAISS raises RuntimeError with its C++ message
+            return self._reject(index_dir, f"index.faiss is unreadable: {exc}")
+        if not (isinstance(index, faiss.IndexFlat) and index.metric_type == faiss.METRIC_L2):
+            return self._reject(index_dir, f"index.faiss is a {type(index).__name__}, not a flat L2 index")
+        if index.ntotal != len(docs) or index.d != dim:
+            return self._reject(
+                index_dir, f"index.faiss holds {index.ntotal} vectors of dimension {index.d}, "
+                           f"manifest.json {len(docs)} documents of dimension {dim}"
+            )
+        if index.ntotal and not np.isfinite(index.reconstruct_n(0, index.ntotal)).all():
+            return self._reject(index_dir, "index.faiss holds non-finite vectors")
         self._index = index
         self._stored = [Document(tuple(k), text, date) for k, text, date in docs]
         return True
+
+    def _reject(self, index_dir: Path, reason: str) -> bool:
+        reason = " ".join(str(reason).split())
+        if len(reason) > 300:
+            reason = reason[:297] + "..."
+        self.status = f"rebuilt: {reason}"
+        logger.warning("MemoryBank index in %s not used (%s); rebuilding it", index_dir, reason)
+        return False
 
     def _manifest_settings(self) -> dict:
         return {
@@ -442,13 +543,32 @@ class MemoryBankStore:
     def save_memory(self, path: str | os.PathLike | None = None) -> Path:
         """Write this user's memory (with appends) into ``path`` (default: the file it came from).
 
-        Every other user in the file is kept as it is. This is the only method that writes a
-        memory file.
+        This is the only method that writes a memory file, through
+        :func:`~mempursuit_memorybank.memory.save_memory_file`: under an exclusive lock, merged
+        with what other writers (threads, processes, other stores) saved since this store read
+        the file, atomically, keeping the file's mode and symlinks. Every other user in the file
+        is kept as it is on disk.
+
+        Saving to the file the store was opened from makes the store's memory what was written
+        (other writers' turns and summaries included) and brings the index in line, embedding
+        only the documents it gained. Saving to any other file merges the store's whole memory
+        into that file (no common ancestor there) and leaves the store as it is.
+
+        Raises
+        ------
+        ValueError
+            When no ``path`` is given and the store was not opened from a file.
+        MemoryBankFormatError, OSError
+            As :func:`~mempursuit_memorybank.memory.save_memory_file` (the file is left as it is).
         """
         target = Path(path) if path is not None else self.memory_path
         if target is None:
             raise ValueError("no path: pass one (the store was not opened from a file)")
-        save_memory_file(target, self.memory)
+        if self.memory_path is not None and os.path.realpath(target) == os.path.realpath(self.memory_path):
+            save_memory_file(target, self.memory)
+            self._sync()
+        else:
+            save_memory_file(target, dataclasses.replace(self.memory, base=None))
         return target
 
     # ------------------------------------------------------------------ reads
