@@ -406,6 +406,48 @@ def test_store_guard(tmp_path):
     assert protect_qdrant_store({"index_strategy": "embedding"}) == {"index_strategy": "embedding"}
 
 
+def test_store_guard_on_a_dict_holding_config_objects(tmp_path):
+    """``LightMemory.from_config`` takes a dict whose retriever block is a config object.
+
+    Stand-ins with the shape of LightMem's ``EmbeddingRetrieverConfig`` / ``QdrantConfig``
+    (pydantic models, ``on_disk`` defaulting to False); the real classes are checked in Part 2.
+    """
+    from typing import Any, Optional
+
+    from pydantic import BaseModel
+
+    class QdrantConfigLike(BaseModel):
+        model_config = {"arbitrary_types_allowed": True}
+        collection_name: str = "lightmem"
+        client: Optional[Any] = None
+        path: Optional[str] = "/tmp/qdrant"
+        on_disk: Optional[bool] = False
+
+    class RetrieverConfigLike(BaseModel):
+        model_name: str = "qdrant"
+        configs: Optional[Any] = None
+
+    path = tmp_path / "store"
+    block = RetrieverConfigLike(configs=QdrantConfigLike(path=str(path)))
+    cfg = {"index_strategy": "embedding", "embedding_retriever": block}
+    guarded = protect_qdrant_store(cfg)
+    assert isinstance(guarded, dict) and guarded["index_strategy"] == "embedding"
+    assert guarded["embedding_retriever"].configs.on_disk is True
+    assert cfg["embedding_retriever"] is block and block.configs.on_disk is False  # untouched
+    # an explicit on_disk=False over an existing store is refused in this shape too
+    path.mkdir()
+    (path / "meta.json").write_text("{}")
+    explicit = {"embedding_retriever": RetrieverConfigLike(
+        configs=QdrantConfigLike(path=str(path), on_disk=False))}
+    with pytest.raises(StoreDeletionError):
+        protect_qdrant_store(explicit)
+    assert protect_qdrant_store(explicit, allow_reset=True)[
+        "embedding_retriever"].configs.on_disk is False
+    # a config-object block in a dict, for a non-Qdrant store, passes through as it is
+    other = {"embedding_retriever": RetrieverConfigLike(model_name="chroma")}
+    assert protect_qdrant_store(other)["embedding_retriever"] is other["embedding_retriever"]
+
+
 # --------------------------------------------------------------------------------------------
 # Part 2: the real LightMem
 # --------------------------------------------------------------------------------------------
@@ -560,6 +602,29 @@ def test_store_guard_on_lightmem_config_objects(tmp_path):
     with pytest.raises(StoreDeletionError):
         protect_qdrant_store(explicit)
     client.close()
+
+
+def test_store_guard_on_a_dict_holding_lightmem_config_objects(tmp_path):
+    """The dict shape ``LightMemory.from_config`` accepts: ``{"embedding_retriever": <config>}``."""
+    _import_lightmem()
+    from lightmem.configs.base import BaseMemoryConfigs
+    from lightmem.configs.retriever.embeddingretriever.base import EmbeddingRetrieverConfig
+
+    path = tmp_path / "store"
+    block = EmbeddingRetrieverConfig(model_name="qdrant", configs={"path": str(path)})
+    config = {"index_strategy": "embedding", "embedding_retriever": block}
+    guarded = protect_qdrant_store(config)
+    assert block.configs.on_disk is False and config["embedding_retriever"] is block
+    # what LightMemory.from_config does with the dict: LightMem sees on_disk=True
+    validated = BaseMemoryConfigs(**guarded)
+    assert validated.embedding_retriever.configs.on_disk is True
+    assert validated.embedding_retriever.configs.path == str(path)
+    path.mkdir()
+    (path / "x").write_text("data")
+    explicit = {"embedding_retriever": EmbeddingRetrieverConfig(
+        model_name="qdrant", configs={"path": str(path), "on_disk": False})}
+    with pytest.raises(StoreDeletionError):
+        protect_qdrant_store(explicit)
 
 
 

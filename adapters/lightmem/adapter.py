@@ -159,9 +159,22 @@ def _point_vector(point: Any) -> Any:
 # Store guard
 # --------------------------------------------------------------------------------------------
 
+def _field(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` for a mapping, ``obj.key`` for a config object."""
+    return obj.get(key, default) if isinstance(obj, Mapping) else getattr(obj, key, default)
+
+
+def _set_field(obj: Any, key: str, value: Any) -> None:
+    """Set ``key`` on a mapping (always this module's own copy) or a config object."""
+    if isinstance(obj, Mapping):
+        obj[key] = value
+    else:
+        setattr(obj, key, value)
+
+
 def _is_path_store(cfg: Any) -> bool:
-    get = cfg.get if isinstance(cfg, Mapping) else (lambda k, d=None: getattr(cfg, k, d))
-    return not (get("client") or get("url") or (get("host") and get("port")))
+    return not (_field(cfg, "client") or _field(cfg, "url")
+                or (_field(cfg, "host") and _field(cfg, "port")))
 
 
 def _on_disk_was_set(cfg: Any) -> bool:
@@ -174,7 +187,7 @@ def _on_disk_was_set(cfg: Any) -> bool:
 
 
 def _store_path(cfg: Any) -> str:
-    path = cfg.get("path") if isinstance(cfg, Mapping) else getattr(cfg, "path", None)
+    path = _field(cfg, "path")
     # LightMem's QdrantConfig default path (configs/retriever/embeddingretriever/qdrant.py).
     return path or "/tmp/qdrant"
 
@@ -196,7 +209,9 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
     Parameters
     ----------
     config : dict or lightmem ``BaseMemoryConfigs``
-        Not modified: a guarded copy is returned.
+        Not modified: a guarded copy is returned. Each level (the config, a retriever block,
+        its ``configs``) may be a dict or a LightMem config object, in any mix that
+        ``LightMemory.from_config`` accepts (e.g. a dict holding an ``EmbeddingRetrieverConfig``).
     allow_reset : bool, default False
         Accept an explicit ``on_disk=False`` over an existing store (LightMem then deletes it).
 
@@ -211,43 +226,32 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
         When ``on_disk=False`` was given explicitly for a non-empty existing path and
         ``allow_reset`` is false.
     """
-    # Copy only along the path that may change (a config can hold a live Qdrant client).
+    # Copy only along the path that may change (a config can hold a live Qdrant client). Each
+    # level may be a dict or a config object independently: LightMemory.from_config accepts a
+    # dict whose retriever block is an EmbeddingRetrieverConfig.
     config = dict(config) if isinstance(config, Mapping) else _shallow_copy(config)
     for key in _RETRIEVER_KEYS:
-        block = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
-        if block is None:
+        block = _field(config, key)
+        if block is None or _field(block, "model_name", "qdrant") != "qdrant":
             continue
-        if isinstance(block, Mapping):
-            if block.get("model_name", "qdrant") != "qdrant":
-                continue
-            block = config[key] = dict(block)
-            cfg = block.get("configs")
-            cfg = block["configs"] = {} if cfg is None else (
-                dict(cfg) if isinstance(cfg, Mapping) else _shallow_copy(cfg))
+        block = dict(block) if isinstance(block, Mapping) else _shallow_copy(block)
+        _set_field(config, key, block)
+        cfg = _field(block, "configs")
+        if cfg is None:
+            if not isinstance(block, Mapping):
+                continue  # LightMem's validator always fills it; nothing to guard otherwise
+            cfg = {}
         else:
-            if getattr(block, "model_name", "qdrant") != "qdrant":
-                continue
-            block = _shallow_copy(block)
-            setattr(config, key, block)
-            cfg = getattr(block, "configs", None)
-            if cfg is None:
-                continue
-            if not isinstance(cfg, Mapping):
-                cfg = _shallow_copy(cfg)
-            else:
-                cfg = dict(cfg)
-            block.configs = cfg
+            cfg = dict(cfg) if isinstance(cfg, Mapping) else _shallow_copy(cfg)
+        _set_field(block, "configs", cfg)
         if not _is_path_store(cfg):
             continue
         path = _store_path(cfg)
         if not _on_disk_was_set(cfg):
-            if isinstance(cfg, Mapping):
-                cfg["on_disk"] = True
-            else:
-                cfg.on_disk = True
+            _set_field(cfg, "on_disk", True)
             logger.info("LightMem %s: set on_disk=True so that opening %s keeps the store", key, path)
             continue
-        on_disk = cfg.get("on_disk") if isinstance(cfg, Mapping) else getattr(cfg, "on_disk")
+        on_disk = _field(cfg, "on_disk")
         if not on_disk and os.path.isdir(path) and os.listdir(path) and not allow_reset:
             raise StoreDeletionError(
                 f"LightMem {key}: on_disk=False makes LightMem delete the existing Qdrant store "
