@@ -633,3 +633,102 @@ def test_policies_get_lexical_and_time_signals(store, locomo0):
     probe = SignalProbe()
     got = MemPursuitLightMemory(store, policy=probe, fallback=False).retrieve(q, limit=10)
     probe.assert_saw_signals(len(got), 10)
+
+
+# --------------------------------------------------------------------------------------------
+# Part 2: BoundMem tags against the real LightMem
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tagged_lightmem(tmp_path_factory, minilm_path, locomo0):
+    """A real LightMem store whose memories carry BoundMem tags, written by ``offline_update``.
+
+    A third of the memories are tagged ``home``, a third ``work``, a third untagged; one memory's
+    text starts with a second tag prefix (LightMem's ``retrieve`` strips twice).
+    """
+    LightMemory, MemoryEntry = _import_lightmem()
+    from lightmem.memory.utils import tag_text
+
+    pytest.importorskip("torch").set_num_threads(1)
+    path = tmp_path_factory.mktemp("lightmem_tagged") / "store"
+    memory, _ = _open_lightmemory(LightMemory, protect_qdrant_store(_config(path, minilm_path)))
+    fields = set(MemoryEntry.__dataclass_fields__)
+    batch = []
+    for i, e in enumerate(locomo0[0][:150]):
+        entry = MemoryEntry(**{k: v for k, v in e.items() if k in fields})
+        tags = [["home"], ["work"], []][i % 3]
+        if i == 0:
+            entry.memory = tag_text(entry.memory, ["work"])
+        if tags:
+            entry.bam_tags = tags
+            entry.memory = tag_text(entry.memory, tags) if i else (
+                f'[[BAM_TAGS:["home"]]]\n{entry.memory}')
+        batch.append(entry)
+    memory.offline_update(batch)
+    yield memory
+    memory.embedding_retriever.client.close()
+
+
+def _tag_cases(locomo):
+    """(query, limit, filters, tags, drop_untagged): 48 BoundMem cases, half with a filter."""
+    speaker = {"speaker_name": locomo[0][0]["speaker_name"]}
+    return [(q, k, speaker if n % 2 else None, tags, drop)
+            for n, q in enumerate(questions(locomo[1], 6))
+            for k in (5, 10)
+            for tags, drop in ((["home"], False), (["home"], True), (["work", "home"], True),
+                               ("work", False))]
+
+
+def test_native_policy_is_lightmem_retrieve_with_boundmem_tags(tagged_lightmem, locomo0):
+    """``policy="native"`` is ``LightMemory.retrieve``: tags filter LightMem's top-``limit``."""
+    memory = tagged_lightmem
+    native = MemPursuitLightMemory(memory, policy="native", fallback=False)
+    shorter = 0
+    for q, k, flt, tags, drop in _tag_cases(locomo0):
+        expected = memory.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        got = native.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        assert got == expected, (q, k, flt, tags, drop)
+        full = native.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop,
+                               return_full=True)
+        assert [format_entry(h["payload"]) for h in full] == expected
+        details = native.select(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        assert details.fallback_reason is None
+        assert [h["id"] for h in details.entries] == [h["id"] for h in full]
+        shorter += len(expected) < k
+    assert shorter > 0, "no case where LightMem's tag filter returned fewer than limit"
+
+
+def test_fallback_path_is_the_native_path_with_boundmem_tags(tagged_lightmem, locomo0, caplog):
+    """A failing policy returns what ``policy="native"`` returns, tags and filters included."""
+    memory = tagged_lightmem
+    native = MemPursuitLightMemory(memory, policy="native", fallback=False)
+    broken = MemPursuitLightMemory(memory, policy=BrokenSelector())
+    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
+        for q, k, flt, tags, drop in _tag_cases(locomo0)[::3]:
+            kw = dict(boundmem_tags=tags, boundmem_drop_untagged=drop)
+            assert broken.retrieve(q, k, flt, **kw) == native.retrieve(q, k, flt, **kw)
+            assert (broken.retrieve(q, k, flt, return_full=True, **kw)
+                    == native.retrieve(q, k, flt, return_full=True, **kw))
+            details = broken.select(q, k, flt, **kw)
+            assert details.fallback_reason == "RuntimeError: selector exploded"
+            assert details.entries == native.select(q, k, flt, **kw).entries
+    assert any("selector exploded" in r.getMessage() for r in caplog.records)
+
+
+def test_pursuit_with_boundmem_tags_selects_from_the_filtered_pool(tagged_lightmem, locomo0):
+    """Pursuit policies filter the whole pool by tags first, then select ``limit`` from it."""
+    from lightmem.memory.utils import filter_by_tags
+
+    memory = tagged_lightmem
+    pursuit = MemPursuitLightMemory(memory, pool_size=40, fallback=False)
+    for q, k, flt, tags, drop in _tag_cases(locomo0)[::4]:
+        pool = pursuit.pool(q, flt)
+        kept, _ = filter_by_tags(query=q, results=[pool.entry(i) for i in range(len(pool))],
+                                 environment_tags=tags, drop_untagged_on_tag_filter=drop)
+        got = pursuit.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop,
+                               return_full=True)
+        assert len(got) == min(k, len(kept))
+        assert {h["id"] for h in got} <= {h["id"] for h in kept}
+        strings = pursuit.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        assert len(strings) == len(got)
+        assert not any("[[BAM_TAGS:" in s for s in strings)  # stripped as LightMem strips

@@ -16,6 +16,13 @@ One-line swap::
 Everything else (``add_memory``, ``offline_update``, ``summarize``, ...) is delegated to the
 wrapped ``LightMemory`` unchanged.
 
+Filters. ``filters`` (Qdrant payload conditions) go into the Qdrant query, for the pool as for
+LightMem. BoundMem ``boundmem_tags`` are applied by LightMem's own ``filter_by_tags`` after the
+query: ``policy="native"`` does exactly what ``LightMemory.retrieve`` does (query the top
+``limit``, then drop the hits whose tags do not match, so it may return fewer than ``limit``);
+every other policy drops the non-matching hits from the whole pool and then selects up to
+``limit`` from what is left.
+
 Private LightMem details this module relies on (read in LightMem's source, 2026-08 HEAD):
 
 * ``LightMemory.text_embedder.embed(text)`` returns the query embedding as a list
@@ -43,7 +50,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core.selectors import Selection, Selector, checked_order, resolve_selector
+from mempursuit_core.selectors import (
+    NativeSelector,
+    Selection,
+    Selector,
+    checked_order,
+    resolve_selector,
+)
 from mempursuit_core.signals import pool_signals
 
 __all__ = [
@@ -124,10 +137,21 @@ class LightMemSelection:
 def format_entry(payload: Mapping[str, Any]) -> str:
     """LightMem's result string for one payload: ``f"{time_stamp} {weekday} {memory}"``.
 
-    Missing fields are empty strings, as in ``LightMemory.retrieve``. (With BoundMem tags the
-    memory text is already stripped by LightMem's ``filter_by_tags``.)
+    Missing fields are empty strings, as in ``LightMemory.retrieve``. (With BoundMem tags,
+    LightMem's ``filter_by_tags`` strips the tag prefix from the memory text and ``retrieve``
+    strips once more; :meth:`MemPursuitLightMemory.retrieve` does the same.)
     """
     return f"{payload.get('time_stamp', '')} {payload.get('weekday', '')} {payload.get('memory', '')}"
+
+
+def _format_hits(hits: list[dict], boundmem_tags: Any) -> list[str]:
+    """``LightMemory.retrieve``'s strings for hits (with tags it strips the memory text again)."""
+    if boundmem_tags is None:
+        return [format_entry(h["payload"]) for h in hits]
+    from lightmem.memory.utils import strip_tags
+
+    return [format_entry({**h["payload"], "memory": strip_tags(h["payload"].get("memory", ""))})
+            for h in hits]
 
 
 def _check_positive_int(name: str, value: Any) -> int:
@@ -279,15 +303,20 @@ class MemPursuitLightMemory:
     policy : str or Selector, default "mempursuit"
         A registered selector name (``native``, ``mempursuit``, ``mempursuit-adaptive``,
         ``mmr``, or a plugin's) or a ready :class:`~mempursuit_core.Selector`. ``"native"``
-        reproduces ``LightMemory.retrieve`` exactly (the "w/o" baseline).
+        reproduces ``LightMemory.retrieve`` exactly (the "w/o" baseline), BoundMem tags
+        included: its pool is LightMem's own top-``limit`` query, not ``pool_size``.
     fallback : bool, default True
         If anything inside the adapter fails (pool query, vectors, selection), log the reason at
-        WARNING and return LightMem's own ``retrieve`` result. False re-raises instead.
+        WARNING and return LightMem's own ``retrieve`` result, which is also what
+        ``policy="native"`` returns. False re-raises instead.
     **policy_options
         Passed to :func:`mempursuit_core.get_selector` (e.g. ``ridge=1e-10``).
 
     Notes
     -----
+    With ``boundmem_tags``, pursuit policies select from the pool after LightMem's tag filter
+    (up to ``limit`` matching memories out of the top ``pool_size``), while ``native`` keeps
+    LightMem's behaviour (the matching memories among the top ``limit``, possibly fewer).
     Adaptive stopping (``policy="mempursuit-adaptive"``) can return fewer than ``limit``
     memories. The result is in the selector's order (most useful first); sort it by
     ``time_stamp`` before showing it to an answerer if you want the paper's presentation.
@@ -398,8 +427,10 @@ class MemPursuitLightMemory:
     ) -> LightMemSelection:
         """Pool, select and report: the story behind :meth:`retrieve` (hit dicts, not strings).
 
-        On a failure inside the adapter (with ``fallback=True``) the entries are LightMem's
-        native top-``limit`` hits and ``fallback_reason`` says why.
+        The pool is the top ``pool_size`` (for ``policy="native"``: the top ``limit``, LightMem's
+        own query), then LightMem's BoundMem tag filter when ``boundmem_tags`` is given, then the
+        selector. On a failure inside the adapter (with ``fallback=True``) the entries are
+        LightMem's native hits (top ``limit``, tag-filtered) and ``fallback_reason`` says why.
         """
         limit = _check_positive_int("limit", limit)
         try:
@@ -430,8 +461,11 @@ class MemPursuitLightMemory:
         filters : dict, optional
             LightMem's filters (``{"field": value}`` or ``{"field": {"gte": a, "lte": b}}``).
         boundmem_tags, boundmem_drop_untagged
-            As in ``LightMemory.retrieve`` (LightMem's tag filter is applied to the pool before
-            selection).
+            As in ``LightMemory.retrieve``, with LightMem's own ``filter_by_tags``. For
+            ``policy="native"`` it filters the top ``limit`` (exactly LightMem: possibly fewer
+            than ``limit`` results); for the other policies it filters the whole pool before
+            selection, so they return up to ``limit`` matching memories from the top
+            ``pool_size``.
         return_full : bool, default False
             Return LightMem's hit dicts ``{"id", "score", "payload"}`` instead of strings.
 
@@ -458,12 +492,15 @@ class MemPursuitLightMemory:
             return list(self.memory.retrieve(query, limit, filters, **kwargs))
         if return_full:
             return result.entries
-        return [format_entry(e["payload"]) for e in result.entries]
+        return _format_hits(result.entries, boundmem_tags)
 
     # -- helpers -----------------------------------------------------------------------------
 
     def _select(self, query, limit, filters, boundmem_tags, drop_untagged) -> LightMemSelection:
-        pool = self.pool(query, filters)
+        # native is LightMem's retrieve: its query is the top ``limit``, and the tag filter
+        # thins that (no refill from further down the pool)
+        native = type(self.selector) is NativeSelector  # the registered one, not subclasses
+        pool = self.pool(query, filters, size=limit if native else None)
         hits = [pool.entry(i) for i in range(len(pool))]
         idx = np.arange(len(pool), dtype=np.intp)
         if boundmem_tags is not None and hits:
