@@ -732,3 +732,14 @@ def test_pursuit_with_boundmem_tags_selects_from_the_filtered_pool(tagged_lightm
         strings = pursuit.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
         assert len(strings) == len(got)
         assert not any("[[BAM_TAGS:" in s for s in strings)  # stripped as LightMem strips
+
+
+def test_policies_see_memory_text_without_tag_prefixes(tagged_lightmem, locomo0):
+    """With tags, the lexical signals are built from the text LightMem shows, not the raw payload."""
+    probe = SignalProbe()
+    wrapped = MemPursuitLightMemory(tagged_lightmem, policy=probe, pool_size=40, fallback=False)
+    for q in questions(locomo0[1], 6):
+        got = wrapped.retrieve(q, 10, boundmem_tags=["home"])
+        texts = probe.seen[4]
+        assert not any(t.startswith("[[BAM_TAGS:") for t in texts)
+        assert texts[:len(got)] == [s.split(" ", 2)[2] for s in got]

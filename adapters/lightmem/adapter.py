@@ -144,14 +144,21 @@ def format_entry(payload: Mapping[str, Any]) -> str:
     return f"{payload.get('time_stamp', '')} {payload.get('weekday', '')} {payload.get('memory', '')}"
 
 
-def _format_hits(hits: list[dict], boundmem_tags: Any) -> list[str]:
-    """``LightMemory.retrieve``'s strings for hits (with tags it strips the memory text again)."""
+def _shown_payload(payload: Mapping[str, Any], boundmem_tags: Any) -> Mapping[str, Any]:
+    """The payload with the memory text ``LightMemory.retrieve`` shows.
+
+    With BoundMem tags, ``retrieve`` strips the tag prefix once more after ``filter_by_tags``.
+    """
     if boundmem_tags is None:
-        return [format_entry(h["payload"]) for h in hits]
+        return payload
     from lightmem.memory.utils import strip_tags
 
-    return [format_entry({**h["payload"], "memory": strip_tags(h["payload"].get("memory", ""))})
-            for h in hits]
+    return {**payload, "memory": strip_tags(payload.get("memory", ""))}
+
+
+def _format_hits(hits: list[dict], boundmem_tags: Any) -> list[str]:
+    """``LightMemory.retrieve``'s strings for (tag-filtered) hits."""
+    return [format_entry(_shown_payload(h["payload"], boundmem_tags)) for h in hits]
 
 
 def _check_positive_int(name: str, value: Any) -> int:
@@ -514,7 +521,8 @@ class MemPursuitLightMemory:
                 raise ValueError("LightMem's filter_by_tags reported inconsistent indices")
         if not hits:
             return LightMemSelection(entries=[], pool=pool)
-        payloads = [pool.payloads[i] for i in idx]
+        # the policy reads the text LightMem shows (tag prefixes stripped), as the answerer will
+        payloads = [_shown_payload(h["payload"], boundmem_tags) for h in hits]
         signals = pool_signals([str(p.get("memory", "")) for p in payloads], query,
                                timestamps=[p.get("time_stamp") for p in payloads])
         selection = self.selector.select(
