@@ -743,3 +743,93 @@ def test_policies_see_memory_text_without_tag_prefixes(tagged_lightmem, locomo0)
         texts = probe.seen[4]
         assert not any(t.startswith("[[BAM_TAGS:") for t in texts)
         assert texts[:len(got)] == [s.split(" ", 2)[2] for s in got]
+
+
+# --------------------------------------------------------------------------------------------
+# Part 2: the guarded from_config re-opens a real LightMem store
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def offline_lightmem_init(monkeypatch):
+    """Let the real ``LightMemory.__init__`` run offline.
+
+    Its short-term buffer resolves a tiktoken encoding, which tiktoken downloads; the buffer is
+    only used by ``add_memory``. Everything else (``from_config``, the config validation, the
+    embedder and ``Qdrant.__init__`` with its ``rmtree``) is LightMem's own code.
+    """
+    _import_lightmem()
+    import lightmem.factory.memory_buffer.short_term_memory as stm
+
+    monkeypatch.setattr(stm, "resolve_tokenizer", lambda tokenizer: None)
+
+
+def _snapshot(memory):
+    """Every point of the LightMem collection: id -> (payload, vector)."""
+    client = memory.embedding_retriever.client
+    points, offset = [], None
+    while True:
+        batch, offset = client.scroll(COLLECTION, limit=256, offset=offset, with_payload=True,
+                                      with_vectors=True)
+        points += batch
+        if offset is None:
+            break
+    return {str(p.id): (p.payload, np.asarray(p.vector, dtype=np.float32)) for p in points}
+
+
+def _config_shape(shape, path, minilm_path):
+    config = _config(path, minilm_path)  # on_disk unset: LightMem's default deletes on open
+    if shape == "dict":
+        return config
+    from lightmem.configs.base import BaseMemoryConfigs
+    from lightmem.configs.retriever.embeddingretriever.base import EmbeddingRetrieverConfig
+
+    if shape == "dict-with-config-object":
+        config["embedding_retriever"] = EmbeddingRetrieverConfig(**config["embedding_retriever"])
+        return config
+    return BaseMemoryConfigs(**config)
+
+
+@pytest.mark.parametrize("shape", ["dict", "dict-with-config-object", "BaseMemoryConfigs"])
+def test_guarded_from_config_reopens_the_store(tmp_path, minilm_path, locomo0,
+                                               offline_lightmem_init, shape):
+    from lightmem.memory.lightmem import LightMemory
+    from lightmem.memory.utils import MemoryEntry
+
+    pytest.importorskip("torch").set_num_threads(1)
+    path = tmp_path / "store"
+    config = _config_shape(shape, path, minilm_path)
+    entries, qa = locomo0
+    fields = set(MemoryEntry.__dataclass_fields__)
+
+    first = MemPursuitLightMemory.from_config(config, policy="native")
+    assert isinstance(first.memory, LightMemory)
+    first.offline_update([MemoryEntry(**{k: v for k, v in e.items() if k in fields})
+                          for e in entries[:80]])
+    before = _snapshot(first)
+    assert len(before) == 80
+    reads = [(q, k) for q in questions(qa, 6) for k in (5, 10)]
+    pursuit = MemPursuitLightMemory(first, pool_size=40)
+    native_before = [first.retrieve(q, k) for q, k in reads]
+    pursuit_before = [pursuit.retrieve(q, k) for q, k in reads]
+    assert native_before == [first.memory.retrieve(q, k) for q, k in reads]
+    first.embedding_retriever.client.close()
+
+    # re-open the same config (it was not modified): same points, payloads, vectors, answers
+    again = MemPursuitLightMemory.from_config(config, policy="native")
+    after = _snapshot(again)
+    assert after.keys() == before.keys()
+    for pid, (payload, vector) in before.items():
+        assert after[pid][0] == payload
+        # local Qdrant normalises cosine vectors again when it loads them: float32 rounding
+        assert np.allclose(after[pid][1], vector, rtol=0, atol=1e-6)
+    assert [again.retrieve(q, k) for q, k in reads] == native_before
+    assert [again.memory.retrieve(q, k) for q, k in reads] == native_before
+    assert [MemPursuitLightMemory(again, pool_size=40).retrieve(q, k)
+            for q, k in reads] == pursuit_before
+    again.embedding_retriever.client.close()
+
+    # what the guard prevents: LightMem's own from_config on the same config wipes the store
+    if shape == "dict":
+        unguarded = LightMemory.from_config(config)
+        assert unguarded.embedding_retriever.client.count(COLLECTION).count == 0
+        unguarded.embedding_retriever.client.close()
