@@ -292,6 +292,30 @@ def test_filters_pass_through(store, locomo0):
     assert early and all(h["payload"]["float_time_stamp"] <= first for h in early)
 
 
+def test_native_policy_queries_limit_not_pool_size(store, locomo0):
+    """Native is LightMem's own query of ``limit`` hits, whatever ``pool_size`` is."""
+    native = MemPursuitLightMemory(store, policy="native", pool_size=7, fallback=False)
+    for q in questions(locomo0[1], 4):
+        assert native.retrieve(q, limit=20) == store.retrieve(q, limit=20)
+        details = native.select(q, limit=20)
+        assert len(details.pool) == 20 and details.fallback_reason is None
+
+
+def test_fallback_equals_native_with_filters(store, locomo0, caplog):
+    speaker = locomo0[0][0]["speaker_name"]
+    first = min(e["float_time_stamp"] for e in locomo0[0])
+    native = MemPursuitLightMemory(store, policy="native", fallback=False)
+    broken = MemPursuitLightMemory(store, policy=BrokenSelector())
+    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
+        for flt in ({"speaker_name": speaker}, {"float_time_stamp": {"lte": first}}, None):
+            for q in questions(locomo0[1], 4):
+                for k in (3, 10):
+                    assert broken.retrieve(q, k, flt) == native.retrieve(q, k, flt)
+                    assert (broken.retrieve(q, k, flt, return_full=True)
+                            == native.retrieve(q, k, flt, return_full=True))
+                    assert broken.select(q, k, flt).entries == native.select(q, k, flt).entries
+
+
 @pytest.mark.parametrize("policy", ["mempursuit-adaptive", "mmr", "pursuit-rank",
                                     "pursuit-joint", "pursuit-time"])
 def test_other_policies(store, locomo0, policy):
