@@ -472,6 +472,67 @@ def test_store_guard_on_a_dict_holding_config_objects(tmp_path):
     assert protect_qdrant_store(other)["embedding_retriever"] is other["embedding_retriever"]
 
 
+def test_guarded_from_config_reopens_a_stand_in_store(tmp_path, monkeypatch, sentence_model,
+                                                      locomo0):
+    """``from_config`` keeps the store, where the real LightMem is not installed.
+
+    ``lightmem.memory.lightmem`` is replaced by a stand-in whose ``LightMemory.from_config``
+    opens the store as LightMem's ``Qdrant.__init__`` does: ``rmtree(path)`` unless ``on_disk``.
+    (Part 2 runs the same check on the real LightMem.)
+    """
+    import shutil
+    import sys
+    import types
+
+    embedder = HFEmbedder(sentence_model)
+
+    class LightMemoryStandIn(LightMemoryLike):
+        @classmethod
+        def from_config(cls, config):
+            cfg = config["embedding_retriever"]["configs"]
+            if not cfg.get("on_disk") and os.path.isdir(cfg["path"]):
+                shutil.rmtree(cfg["path"])
+            client = QdrantClient(path=cfg["path"])
+            return cls(embedder, QdrantRetrieverLike(client, cfg["collection_name"]))
+
+    module = types.ModuleType("lightmem.memory.lightmem")
+    module.LightMemory = LightMemoryStandIn
+    monkeypatch.setitem(sys.modules, "lightmem.memory.lightmem", module)
+
+    path = str(tmp_path / "store")
+    config = {"embedding_retriever": {"model_name": "qdrant",
+                                      "configs": {"collection_name": COLLECTION, "path": path}}}
+    first = MemPursuitLightMemory.from_config(config, policy="native")
+    assert isinstance(first.memory, LightMemoryStandIn)
+    write_like_offline_update(first.embedding_retriever.client, embedder, locomo0[0][:60])
+    reads = [(q, k) for q in questions(locomo0[1], 4) for k in (5, 10)]
+    before = [first.retrieve(q, k) for q, k in reads]
+    pursuit_before = [MemPursuitLightMemory(first).retrieve(q, k) for q, k in reads]
+    stored = first.embedding_retriever.client.scroll(COLLECTION, limit=100, with_payload=True)[0]
+    ids = sorted(str(p.id) for p in stored)
+    first.embedding_retriever.client.close()
+
+    again = MemPursuitLightMemory.from_config(config, policy="native")
+    client = again.embedding_retriever.client
+    points = client.scroll(COLLECTION, limit=100, with_payload=True)[0]
+    assert sorted(str(p.id) for p in points) == ids
+    assert ({str(p.id): p.payload for p in points}
+            == {str(p.id): p.payload for p in stored})
+    assert [again.retrieve(q, k) for q, k in reads] == before
+    assert [MemPursuitLightMemory(again).retrieve(q, k) for q, k in reads] == pursuit_before
+    client.close()
+    assert "on_disk" not in config["embedding_retriever"]["configs"]  # config untouched
+    # explicit on_disk=False over the store is refused before anything opens it
+    config["embedding_retriever"]["configs"]["on_disk"] = False
+    with pytest.raises(StoreDeletionError):
+        MemPursuitLightMemory.from_config(config)
+    assert os.listdir(path)
+    # the stand-in's own from_config (LightMem's behaviour) deletes it
+    unguarded = LightMemoryStandIn.from_config(config)
+    assert not unguarded.embedding_retriever.client.collection_exists(COLLECTION)
+    unguarded.embedding_retriever.client.close()
+
+
 # --------------------------------------------------------------------------------------------
 # Part 2: the real LightMem
 # --------------------------------------------------------------------------------------------
@@ -759,7 +820,7 @@ def test_pursuit_with_boundmem_tags_selects_from_the_filtered_pool(tagged_lightm
 
 
 def test_policies_see_memory_text_without_tag_prefixes(tagged_lightmem, locomo0):
-    """With tags, the lexical signals are built from the text LightMem shows, not the raw payload."""
+    """With tags, the lexical signals are built from the text LightMem shows, not the payload."""
     probe = SignalProbe()
     wrapped = MemPursuitLightMemory(tagged_lightmem, policy=probe, pool_size=40, fallback=False)
     for q in questions(locomo0[1], 6):
