@@ -292,6 +292,30 @@ def test_filters_pass_through(store, locomo0):
     assert early and all(h["payload"]["float_time_stamp"] <= first for h in early)
 
 
+def test_native_policy_queries_limit_not_pool_size(store, locomo0):
+    """Native is LightMem's own query of ``limit`` hits, whatever ``pool_size`` is."""
+    native = MemPursuitLightMemory(store, policy="native", pool_size=7, fallback=False)
+    for q in questions(locomo0[1], 4):
+        assert native.retrieve(q, limit=20) == store.retrieve(q, limit=20)
+        details = native.select(q, limit=20)
+        assert len(details.pool) == 20 and details.fallback_reason is None
+
+
+def test_fallback_equals_native_with_filters(store, locomo0, caplog):
+    speaker = locomo0[0][0]["speaker_name"]
+    first = min(e["float_time_stamp"] for e in locomo0[0])
+    native = MemPursuitLightMemory(store, policy="native", fallback=False)
+    broken = MemPursuitLightMemory(store, policy=BrokenSelector())
+    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
+        for flt in ({"speaker_name": speaker}, {"float_time_stamp": {"lte": first}}, None):
+            for q in questions(locomo0[1], 4):
+                for k in (3, 10):
+                    assert broken.retrieve(q, k, flt) == native.retrieve(q, k, flt)
+                    assert (broken.retrieve(q, k, flt, return_full=True)
+                            == native.retrieve(q, k, flt, return_full=True))
+                    assert broken.select(q, k, flt).entries == native.select(q, k, flt).entries
+
+
 @pytest.mark.parametrize("policy", ["mempursuit-adaptive", "mmr", "pursuit-rank",
                                     "pursuit-joint", "pursuit-time"])
 def test_other_policies(store, locomo0, policy):
@@ -404,6 +428,109 @@ def test_store_guard(tmp_path):
     both = {"summary_retriever": {"configs": {"path": str(path)}}}
     assert protect_qdrant_store(both)["summary_retriever"]["configs"]["on_disk"] is True
     assert protect_qdrant_store({"index_strategy": "embedding"}) == {"index_strategy": "embedding"}
+
+
+def test_store_guard_on_a_dict_holding_config_objects(tmp_path):
+    """``LightMemory.from_config`` takes a dict whose retriever block is a config object.
+
+    Stand-ins with the shape of LightMem's ``EmbeddingRetrieverConfig`` / ``QdrantConfig``
+    (pydantic models, ``on_disk`` defaulting to False); the real classes are checked in Part 2.
+    """
+    from typing import Any, Optional
+
+    from pydantic import BaseModel
+
+    class QdrantConfigLike(BaseModel):
+        model_config = {"arbitrary_types_allowed": True}
+        collection_name: str = "lightmem"
+        client: Optional[Any] = None
+        path: Optional[str] = "/tmp/qdrant"
+        on_disk: Optional[bool] = False
+
+    class RetrieverConfigLike(BaseModel):
+        model_name: str = "qdrant"
+        configs: Optional[Any] = None
+
+    path = tmp_path / "store"
+    block = RetrieverConfigLike(configs=QdrantConfigLike(path=str(path)))
+    cfg = {"index_strategy": "embedding", "embedding_retriever": block}
+    guarded = protect_qdrant_store(cfg)
+    assert isinstance(guarded, dict) and guarded["index_strategy"] == "embedding"
+    assert guarded["embedding_retriever"].configs.on_disk is True
+    assert cfg["embedding_retriever"] is block and block.configs.on_disk is False  # untouched
+    # an explicit on_disk=False over an existing store is refused in this shape too
+    path.mkdir()
+    (path / "meta.json").write_text("{}")
+    explicit = {"embedding_retriever": RetrieverConfigLike(
+        configs=QdrantConfigLike(path=str(path), on_disk=False))}
+    with pytest.raises(StoreDeletionError):
+        protect_qdrant_store(explicit)
+    assert protect_qdrant_store(explicit, allow_reset=True)[
+        "embedding_retriever"].configs.on_disk is False
+    # a config-object block in a dict, for a non-Qdrant store, passes through as it is
+    other = {"embedding_retriever": RetrieverConfigLike(model_name="chroma")}
+    assert protect_qdrant_store(other)["embedding_retriever"] is other["embedding_retriever"]
+
+
+def test_guarded_from_config_reopens_a_stand_in_store(tmp_path, monkeypatch, sentence_model,
+                                                      locomo0):
+    """``from_config`` keeps the store, where the real LightMem is not installed.
+
+    ``lightmem.memory.lightmem`` is replaced by a stand-in whose ``LightMemory.from_config``
+    opens the store as LightMem's ``Qdrant.__init__`` does: ``rmtree(path)`` unless ``on_disk``.
+    (Part 2 runs the same check on the real LightMem.)
+    """
+    import shutil
+    import sys
+    import types
+
+    embedder = HFEmbedder(sentence_model)
+
+    class LightMemoryStandIn(LightMemoryLike):
+        @classmethod
+        def from_config(cls, config):
+            cfg = config["embedding_retriever"]["configs"]
+            if not cfg.get("on_disk") and os.path.isdir(cfg["path"]):
+                shutil.rmtree(cfg["path"])
+            client = QdrantClient(path=cfg["path"])
+            return cls(embedder, QdrantRetrieverLike(client, cfg["collection_name"]))
+
+    module = types.ModuleType("lightmem.memory.lightmem")
+    module.LightMemory = LightMemoryStandIn
+    monkeypatch.setitem(sys.modules, "lightmem.memory.lightmem", module)
+
+    path = str(tmp_path / "store")
+    config = {"embedding_retriever": {"model_name": "qdrant",
+                                      "configs": {"collection_name": COLLECTION, "path": path}}}
+    first = MemPursuitLightMemory.from_config(config, policy="native")
+    assert isinstance(first.memory, LightMemoryStandIn)
+    write_like_offline_update(first.embedding_retriever.client, embedder, locomo0[0][:60])
+    reads = [(q, k) for q in questions(locomo0[1], 4) for k in (5, 10)]
+    before = [first.retrieve(q, k) for q, k in reads]
+    pursuit_before = [MemPursuitLightMemory(first).retrieve(q, k) for q, k in reads]
+    stored = first.embedding_retriever.client.scroll(COLLECTION, limit=100, with_payload=True)[0]
+    ids = sorted(str(p.id) for p in stored)
+    first.embedding_retriever.client.close()
+
+    again = MemPursuitLightMemory.from_config(config, policy="native")
+    client = again.embedding_retriever.client
+    points = client.scroll(COLLECTION, limit=100, with_payload=True)[0]
+    assert sorted(str(p.id) for p in points) == ids
+    assert ({str(p.id): p.payload for p in points}
+            == {str(p.id): p.payload for p in stored})
+    assert [again.retrieve(q, k) for q, k in reads] == before
+    assert [MemPursuitLightMemory(again).retrieve(q, k) for q, k in reads] == pursuit_before
+    client.close()
+    assert "on_disk" not in config["embedding_retriever"]["configs"]  # config untouched
+    # explicit on_disk=False over the store is refused before anything opens it
+    config["embedding_retriever"]["configs"]["on_disk"] = False
+    with pytest.raises(StoreDeletionError):
+        MemPursuitLightMemory.from_config(config)
+    assert os.listdir(path)
+    # the stand-in's own from_config (LightMem's behaviour) deletes it
+    unguarded = LightMemoryStandIn.from_config(config)
+    assert not unguarded.embedding_retriever.client.collection_exists(COLLECTION)
+    unguarded.embedding_retriever.client.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -562,9 +689,232 @@ def test_store_guard_on_lightmem_config_objects(tmp_path):
     client.close()
 
 
+def test_store_guard_on_a_dict_holding_lightmem_config_objects(tmp_path):
+    """The dict shape ``LightMemory.from_config`` accepts: ``{"embedding_retriever": <config>}``."""
+    _import_lightmem()
+    from lightmem.configs.base import BaseMemoryConfigs
+    from lightmem.configs.retriever.embeddingretriever.base import EmbeddingRetrieverConfig
+
+    path = tmp_path / "store"
+    block = EmbeddingRetrieverConfig(model_name="qdrant", configs={"path": str(path)})
+    config = {"index_strategy": "embedding", "embedding_retriever": block}
+    guarded = protect_qdrant_store(config)
+    assert block.configs.on_disk is False and config["embedding_retriever"] is block
+    # what LightMemory.from_config does with the dict: LightMem sees on_disk=True
+    validated = BaseMemoryConfigs(**guarded)
+    assert validated.embedding_retriever.configs.on_disk is True
+    assert validated.embedding_retriever.configs.path == str(path)
+    path.mkdir()
+    (path / "x").write_text("data")
+    explicit = {"embedding_retriever": EmbeddingRetrieverConfig(
+        model_name="qdrant", configs={"path": str(path), "on_disk": False})}
+    with pytest.raises(StoreDeletionError):
+        protect_qdrant_store(explicit)
+
+
 
 def test_policies_get_lexical_and_time_signals(store, locomo0):
     q = questions(locomo0[1])[4]
     probe = SignalProbe()
     got = MemPursuitLightMemory(store, policy=probe, fallback=False).retrieve(q, limit=10)
     probe.assert_saw_signals(len(got), 10)
+
+
+# --------------------------------------------------------------------------------------------
+# Part 2: BoundMem tags against the real LightMem
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tagged_lightmem(tmp_path_factory, minilm_path, locomo0):
+    """A real LightMem store whose memories carry BoundMem tags, written by ``offline_update``.
+
+    A third of the memories are tagged ``home``, a third ``work``, a third untagged; one memory's
+    text starts with a second tag prefix (LightMem's ``retrieve`` strips twice).
+    """
+    LightMemory, MemoryEntry = _import_lightmem()
+    from lightmem.memory.utils import tag_text
+
+    pytest.importorskip("torch").set_num_threads(1)
+    path = tmp_path_factory.mktemp("lightmem_tagged") / "store"
+    memory, _ = _open_lightmemory(LightMemory, protect_qdrant_store(_config(path, minilm_path)))
+    fields = set(MemoryEntry.__dataclass_fields__)
+    batch = []
+    for i, e in enumerate(locomo0[0][:150]):
+        entry = MemoryEntry(**{k: v for k, v in e.items() if k in fields})
+        tags = [["home"], ["work"], []][i % 3]
+        if i == 0:
+            entry.memory = tag_text(entry.memory, ["work"])
+        if tags:
+            entry.bam_tags = tags
+            entry.memory = tag_text(entry.memory, tags) if i else (
+                f'[[BAM_TAGS:["home"]]]\n{entry.memory}')
+        batch.append(entry)
+    memory.offline_update(batch)
+    yield memory
+    memory.embedding_retriever.client.close()
+
+
+def _tag_cases(locomo):
+    """(query, limit, filters, tags, drop_untagged): 48 BoundMem cases, half with a filter."""
+    speaker = {"speaker_name": locomo[0][0]["speaker_name"]}
+    return [(q, k, speaker if n % 2 else None, tags, drop)
+            for n, q in enumerate(questions(locomo[1], 6))
+            for k in (5, 10)
+            for tags, drop in ((["home"], False), (["home"], True), (["work", "home"], True),
+                               ("work", False))]
+
+
+def test_native_policy_is_lightmem_retrieve_with_boundmem_tags(tagged_lightmem, locomo0):
+    """``policy="native"`` is ``LightMemory.retrieve``: tags filter LightMem's top-``limit``."""
+    memory = tagged_lightmem
+    native = MemPursuitLightMemory(memory, policy="native", fallback=False)
+    shorter = 0
+    for q, k, flt, tags, drop in _tag_cases(locomo0):
+        expected = memory.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        got = native.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        assert got == expected, (q, k, flt, tags, drop)
+        full = native.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop,
+                               return_full=True)
+        assert [format_entry(h["payload"]) for h in full] == expected
+        details = native.select(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        assert details.fallback_reason is None
+        assert [h["id"] for h in details.entries] == [h["id"] for h in full]
+        shorter += len(expected) < k
+    assert shorter > 0, "no case where LightMem's tag filter returned fewer than limit"
+
+
+def test_fallback_path_is_the_native_path_with_boundmem_tags(tagged_lightmem, locomo0, caplog):
+    """A failing policy returns what ``policy="native"`` returns, tags and filters included."""
+    memory = tagged_lightmem
+    native = MemPursuitLightMemory(memory, policy="native", fallback=False)
+    broken = MemPursuitLightMemory(memory, policy=BrokenSelector())
+    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
+        for q, k, flt, tags, drop in _tag_cases(locomo0)[::3]:
+            kw = dict(boundmem_tags=tags, boundmem_drop_untagged=drop)
+            assert broken.retrieve(q, k, flt, **kw) == native.retrieve(q, k, flt, **kw)
+            assert (broken.retrieve(q, k, flt, return_full=True, **kw)
+                    == native.retrieve(q, k, flt, return_full=True, **kw))
+            details = broken.select(q, k, flt, **kw)
+            assert details.fallback_reason == "RuntimeError: selector exploded"
+            assert details.entries == native.select(q, k, flt, **kw).entries
+    assert any("selector exploded" in r.getMessage() for r in caplog.records)
+
+
+def test_pursuit_with_boundmem_tags_selects_from_the_filtered_pool(tagged_lightmem, locomo0):
+    """Pursuit policies filter the whole pool by tags first, then select ``limit`` from it."""
+    from lightmem.memory.utils import filter_by_tags
+
+    memory = tagged_lightmem
+    pursuit = MemPursuitLightMemory(memory, pool_size=40, fallback=False)
+    for q, k, flt, tags, drop in _tag_cases(locomo0)[::4]:
+        pool = pursuit.pool(q, flt)
+        kept, _ = filter_by_tags(query=q, results=[pool.entry(i) for i in range(len(pool))],
+                                 environment_tags=tags, drop_untagged_on_tag_filter=drop)
+        got = pursuit.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop,
+                               return_full=True)
+        assert len(got) == min(k, len(kept))
+        assert {h["id"] for h in got} <= {h["id"] for h in kept}
+        strings = pursuit.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
+        assert len(strings) == len(got)
+        assert not any("[[BAM_TAGS:" in s for s in strings)  # stripped as LightMem strips
+
+
+def test_policies_see_memory_text_without_tag_prefixes(tagged_lightmem, locomo0):
+    """With tags, the lexical signals are built from the text LightMem shows, not the payload."""
+    probe = SignalProbe()
+    wrapped = MemPursuitLightMemory(tagged_lightmem, policy=probe, pool_size=40, fallback=False)
+    for q in questions(locomo0[1], 6):
+        got = wrapped.retrieve(q, 10, boundmem_tags=["home"])
+        texts = probe.seen[4]
+        assert not any(t.startswith("[[BAM_TAGS:") for t in texts)
+        assert texts[:len(got)] == [s.split(" ", 2)[2] for s in got]
+
+
+# --------------------------------------------------------------------------------------------
+# Part 2: the guarded from_config re-opens a real LightMem store
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def offline_lightmem_init(monkeypatch):
+    """Let the real ``LightMemory.__init__`` run offline.
+
+    Its short-term buffer resolves a tiktoken encoding, which tiktoken downloads; the buffer is
+    only used by ``add_memory``. Everything else (``from_config``, the config validation, the
+    embedder and ``Qdrant.__init__`` with its ``rmtree``) is LightMem's own code.
+    """
+    _import_lightmem()
+    import lightmem.factory.memory_buffer.short_term_memory as stm
+
+    monkeypatch.setattr(stm, "resolve_tokenizer", lambda tokenizer: None)
+
+
+def _snapshot(memory):
+    """Every point of the LightMem collection: id -> (payload, vector)."""
+    client = memory.embedding_retriever.client
+    points, offset = [], None
+    while True:
+        batch, offset = client.scroll(COLLECTION, limit=256, offset=offset, with_payload=True,
+                                      with_vectors=True)
+        points += batch
+        if offset is None:
+            break
+    return {str(p.id): (p.payload, np.asarray(p.vector, dtype=np.float32)) for p in points}
+
+
+def _config_shape(shape, path, minilm_path):
+    config = _config(path, minilm_path)  # on_disk unset: LightMem's default deletes on open
+    if shape == "dict":
+        return config
+    from lightmem.configs.base import BaseMemoryConfigs
+    from lightmem.configs.retriever.embeddingretriever.base import EmbeddingRetrieverConfig
+
+    if shape == "dict-with-config-object":
+        config["embedding_retriever"] = EmbeddingRetrieverConfig(**config["embedding_retriever"])
+        return config
+    return BaseMemoryConfigs(**config)
+
+
+@pytest.mark.parametrize("shape", ["dict", "dict-with-config-object", "BaseMemoryConfigs"])
+def test_guarded_from_config_reopens_the_store(tmp_path, minilm_path, locomo0,
+                                               offline_lightmem_init, shape):
+    from lightmem.memory.lightmem import LightMemory
+    from lightmem.memory.utils import MemoryEntry
+
+    pytest.importorskip("torch").set_num_threads(1)
+    path = tmp_path / "store"
+    config = _config_shape(shape, path, minilm_path)
+    entries, qa = locomo0
+    fields = set(MemoryEntry.__dataclass_fields__)
+
+    first = MemPursuitLightMemory.from_config(config, policy="native")
+    assert isinstance(first.memory, LightMemory)
+    first.offline_update([MemoryEntry(**{k: v for k, v in e.items() if k in fields})
+                          for e in entries[:80]])
+    before = _snapshot(first)
+    assert len(before) == 80
+    reads = [(q, k) for q in questions(qa, 6) for k in (5, 10)]
+    pursuit = MemPursuitLightMemory(first, pool_size=40)
+    native_before = [first.retrieve(q, k) for q, k in reads]
+    pursuit_before = [pursuit.retrieve(q, k) for q, k in reads]
+    assert native_before == [first.memory.retrieve(q, k) for q, k in reads]
+    first.embedding_retriever.client.close()
+
+    # re-open the same config (it was not modified): same points, payloads, vectors, answers
+    again = MemPursuitLightMemory.from_config(config, policy="native")
+    after = _snapshot(again)
+    assert after.keys() == before.keys()
+    for pid, (payload, vector) in before.items():
+        assert after[pid][0] == payload
+        # local Qdrant normalises cosine vectors again when it loads them: float32 rounding
+        assert np.allclose(after[pid][1], vector, rtol=0, atol=1e-6)
+    assert [again.retrieve(q, k) for q, k in reads] == native_before
+    assert [again.memory.retrieve(q, k) for q, k in reads] == native_before
+    assert [MemPursuitLightMemory(again, pool_size=40).retrieve(q, k)
+            for q, k in reads] == pursuit_before
+    again.embedding_retriever.client.close()
+
+    # what the guard prevents: LightMem's own from_config on the same config wipes the store
+    if shape == "dict":
+        unguarded = LightMemory.from_config(config)
+        assert unguarded.embedding_retriever.client.count(COLLECTION).count == 0
+        unguarded.embedding_retriever.client.close()

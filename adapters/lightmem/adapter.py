@@ -16,6 +16,13 @@ One-line swap::
 Everything else (``add_memory``, ``offline_update``, ``summarize``, ...) is delegated to the
 wrapped ``LightMemory`` unchanged.
 
+Filters. ``filters`` (Qdrant payload conditions) go into the Qdrant query, for the pool as for
+LightMem. BoundMem ``boundmem_tags`` are applied by LightMem's own ``filter_by_tags`` after the
+query: ``policy="native"`` does exactly what ``LightMemory.retrieve`` does (query the top
+``limit``, then drop the hits whose tags do not match, so it may return fewer than ``limit``);
+every other policy drops the non-matching hits from the whole pool and then selects up to
+``limit`` from what is left.
+
 Private LightMem details this module relies on (read in LightMem's source, 2026-08 HEAD):
 
 * ``LightMemory.text_embedder.embed(text)`` returns the query embedding as a list
@@ -44,6 +51,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from mempursuit_core import Selection, Selector, resolve_selector
+from mempursuit_core.selectors import NativeSelector
 from mempursuit_core.validation import checked_order
 from mempursuit_core.signals import pool_signals
 
@@ -125,10 +133,28 @@ class LightMemSelection:
 def format_entry(payload: Mapping[str, Any]) -> str:
     """LightMem's result string for one payload: ``f"{time_stamp} {weekday} {memory}"``.
 
-    Missing fields are empty strings, as in ``LightMemory.retrieve``. (With BoundMem tags the
-    memory text is already stripped by LightMem's ``filter_by_tags``.)
+    Missing fields are empty strings, as in ``LightMemory.retrieve``. (With BoundMem tags,
+    LightMem's ``filter_by_tags`` strips the tag prefix from the memory text and ``retrieve``
+    strips once more; :meth:`MemPursuitLightMemory.retrieve` does the same.)
     """
     return f"{payload.get('time_stamp', '')} {payload.get('weekday', '')} {payload.get('memory', '')}"
+
+
+def _shown_payload(payload: Mapping[str, Any], boundmem_tags: Any) -> Mapping[str, Any]:
+    """The payload with the memory text ``LightMemory.retrieve`` shows.
+
+    With BoundMem tags, ``retrieve`` strips the tag prefix once more after ``filter_by_tags``.
+    """
+    if boundmem_tags is None:
+        return payload
+    from lightmem.memory.utils import strip_tags
+
+    return {**payload, "memory": strip_tags(payload.get("memory", ""))}
+
+
+def _format_hits(hits: list[dict], boundmem_tags: Any) -> list[str]:
+    """``LightMemory.retrieve``'s strings for (tag-filtered) hits."""
+    return [format_entry(_shown_payload(h["payload"], boundmem_tags)) for h in hits]
 
 
 def _check_positive_int(name: str, value: Any) -> int:
@@ -160,9 +186,22 @@ def _point_vector(point: Any) -> Any:
 # Store guard
 # --------------------------------------------------------------------------------------------
 
+def _field(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` for a mapping, ``obj.key`` for a config object."""
+    return obj.get(key, default) if isinstance(obj, Mapping) else getattr(obj, key, default)
+
+
+def _set_field(obj: Any, key: str, value: Any) -> None:
+    """Set ``key`` on a mapping (always this module's own copy) or a config object."""
+    if isinstance(obj, Mapping):
+        obj[key] = value
+    else:
+        setattr(obj, key, value)
+
+
 def _is_path_store(cfg: Any) -> bool:
-    get = cfg.get if isinstance(cfg, Mapping) else (lambda k, d=None: getattr(cfg, k, d))
-    return not (get("client") or get("url") or (get("host") and get("port")))
+    return not (_field(cfg, "client") or _field(cfg, "url")
+                or (_field(cfg, "host") and _field(cfg, "port")))
 
 
 def _on_disk_was_set(cfg: Any) -> bool:
@@ -175,7 +214,7 @@ def _on_disk_was_set(cfg: Any) -> bool:
 
 
 def _store_path(cfg: Any) -> str:
-    path = cfg.get("path") if isinstance(cfg, Mapping) else getattr(cfg, "path", None)
+    path = _field(cfg, "path")
     # LightMem's QdrantConfig default path (configs/retriever/embeddingretriever/qdrant.py).
     return path or "/tmp/qdrant"
 
@@ -197,7 +236,9 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
     Parameters
     ----------
     config : dict or lightmem ``BaseMemoryConfigs``
-        Not modified: a guarded copy is returned.
+        Not modified: a guarded copy is returned. Each level (the config, a retriever block,
+        its ``configs``) may be a dict or a LightMem config object, in any mix that
+        ``LightMemory.from_config`` accepts (e.g. a dict holding an ``EmbeddingRetrieverConfig``).
     allow_reset : bool, default False
         Accept an explicit ``on_disk=False`` over an existing store (LightMem then deletes it).
 
@@ -212,43 +253,32 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
         When ``on_disk=False`` was given explicitly for a non-empty existing path and
         ``allow_reset`` is false.
     """
-    # Copy only along the path that may change (a config can hold a live Qdrant client).
+    # Copy only along the path that may change (a config can hold a live Qdrant client). Each
+    # level may be a dict or a config object independently: LightMemory.from_config accepts a
+    # dict whose retriever block is an EmbeddingRetrieverConfig.
     config = dict(config) if isinstance(config, Mapping) else _shallow_copy(config)
     for key in _RETRIEVER_KEYS:
-        block = config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
-        if block is None:
+        block = _field(config, key)
+        if block is None or _field(block, "model_name", "qdrant") != "qdrant":
             continue
-        if isinstance(block, Mapping):
-            if block.get("model_name", "qdrant") != "qdrant":
-                continue
-            block = config[key] = dict(block)
-            cfg = block.get("configs")
-            cfg = block["configs"] = {} if cfg is None else (
-                dict(cfg) if isinstance(cfg, Mapping) else _shallow_copy(cfg))
+        block = dict(block) if isinstance(block, Mapping) else _shallow_copy(block)
+        _set_field(config, key, block)
+        cfg = _field(block, "configs")
+        if cfg is None:
+            if not isinstance(block, Mapping):
+                continue  # LightMem's validator always fills it; nothing to guard otherwise
+            cfg = {}
         else:
-            if getattr(block, "model_name", "qdrant") != "qdrant":
-                continue
-            block = _shallow_copy(block)
-            setattr(config, key, block)
-            cfg = getattr(block, "configs", None)
-            if cfg is None:
-                continue
-            if not isinstance(cfg, Mapping):
-                cfg = _shallow_copy(cfg)
-            else:
-                cfg = dict(cfg)
-            block.configs = cfg
+            cfg = dict(cfg) if isinstance(cfg, Mapping) else _shallow_copy(cfg)
+        _set_field(block, "configs", cfg)
         if not _is_path_store(cfg):
             continue
         path = _store_path(cfg)
         if not _on_disk_was_set(cfg):
-            if isinstance(cfg, Mapping):
-                cfg["on_disk"] = True
-            else:
-                cfg.on_disk = True
+            _set_field(cfg, "on_disk", True)
             logger.info("LightMem %s: set on_disk=True so that opening %s keeps the store", key, path)
             continue
-        on_disk = cfg.get("on_disk") if isinstance(cfg, Mapping) else getattr(cfg, "on_disk")
+        on_disk = _field(cfg, "on_disk")
         if not on_disk and os.path.isdir(path) and os.listdir(path) and not allow_reset:
             raise StoreDeletionError(
                 f"LightMem {key}: on_disk=False makes LightMem delete the existing Qdrant store "
@@ -276,15 +306,20 @@ class MemPursuitLightMemory:
     policy : str or Selector, default "mempursuit"
         A registered selector name (``native``, ``mempursuit``, ``mempursuit-adaptive``,
         ``mmr``, or a plugin's) or a ready :class:`~mempursuit_core.Selector`. ``"native"``
-        reproduces ``LightMemory.retrieve`` exactly (the "w/o" baseline).
+        reproduces ``LightMemory.retrieve`` exactly (the "w/o" baseline), BoundMem tags
+        included: its pool is LightMem's own top-``limit`` query, not ``pool_size``.
     fallback : bool, default True
         If anything inside the adapter fails (pool query, vectors, selection), log the reason at
-        WARNING and return LightMem's own ``retrieve`` result. False re-raises instead.
+        WARNING and return LightMem's own ``retrieve`` result, which is also what
+        ``policy="native"`` returns. False re-raises instead.
     **policy_options
         Passed to :func:`mempursuit_core.get_selector` (e.g. ``ridge=1e-10``).
 
     Notes
     -----
+    With ``boundmem_tags``, pursuit policies select from the pool after LightMem's tag filter
+    (up to ``limit`` matching memories out of the top ``pool_size``), while ``native`` keeps
+    LightMem's behaviour (the matching memories among the top ``limit``, possibly fewer).
     Adaptive stopping (``policy="mempursuit-adaptive"``) can return fewer than ``limit``
     memories. The result is in the selector's order (most useful first); sort it by
     ``time_stamp`` before showing it to an answerer if you want the paper's presentation.
@@ -395,8 +430,10 @@ class MemPursuitLightMemory:
     ) -> LightMemSelection:
         """Pool, select and report: the story behind :meth:`retrieve` (hit dicts, not strings).
 
-        On a failure inside the adapter (with ``fallback=True``) the entries are LightMem's
-        native top-``limit`` hits and ``fallback_reason`` says why.
+        The pool is the top ``pool_size`` (for ``policy="native"``: the top ``limit``, LightMem's
+        own query), then LightMem's BoundMem tag filter when ``boundmem_tags`` is given, then the
+        selector. On a failure inside the adapter (with ``fallback=True``) the entries are
+        LightMem's native hits (top ``limit``, tag-filtered) and ``fallback_reason`` says why.
         """
         limit = _check_positive_int("limit", limit)
         try:
@@ -427,8 +464,11 @@ class MemPursuitLightMemory:
         filters : dict, optional
             LightMem's filters (``{"field": value}`` or ``{"field": {"gte": a, "lte": b}}``).
         boundmem_tags, boundmem_drop_untagged
-            As in ``LightMemory.retrieve`` (LightMem's tag filter is applied to the pool before
-            selection).
+            As in ``LightMemory.retrieve``, with LightMem's own ``filter_by_tags``. For
+            ``policy="native"`` it filters the top ``limit`` (exactly LightMem: possibly fewer
+            than ``limit`` results); for the other policies it filters the whole pool before
+            selection, so they return up to ``limit`` matching memories from the top
+            ``pool_size``.
         return_full : bool, default False
             Return LightMem's hit dicts ``{"id", "score", "payload"}`` instead of strings.
 
@@ -455,12 +495,15 @@ class MemPursuitLightMemory:
             return list(self.memory.retrieve(query, limit, filters, **kwargs))
         if return_full:
             return result.entries
-        return [format_entry(e["payload"]) for e in result.entries]
+        return _format_hits(result.entries, boundmem_tags)
 
     # -- helpers -----------------------------------------------------------------------------
 
     def _select(self, query, limit, filters, boundmem_tags, drop_untagged) -> LightMemSelection:
-        pool = self.pool(query, filters)
+        # native is LightMem's retrieve: its query is the top ``limit``, and the tag filter
+        # thins that (no refill from further down the pool)
+        native = type(self.selector) is NativeSelector  # the registered one, not subclasses
+        pool = self.pool(query, filters, size=limit if native else None)
         hits = [pool.entry(i) for i in range(len(pool))]
         idx = np.arange(len(pool), dtype=np.intp)
         if boundmem_tags is not None and hits:
@@ -474,7 +517,8 @@ class MemPursuitLightMemory:
                 raise ValueError("LightMem's filter_by_tags reported inconsistent indices")
         if not hits:
             return LightMemSelection(entries=[], pool=pool)
-        payloads = [pool.payloads[i] for i in idx]
+        # the policy reads the text LightMem shows (tag prefixes stripped), as the answerer will
+        payloads = [_shown_payload(h["payload"], boundmem_tags) for h in hits]
         signals = pool_signals([str(p.get("memory", "")) for p in payloads], query,
                                timestamps=[p.get("time_stamp") for p in payloads])
         selection = self.selector.select(
