@@ -5,9 +5,9 @@
 
 MemoryBank (SiliconFriend) is not on any registry; ``mempursuit_memorybank`` reads its memory
 JSON, builds its documents and FAISS ``IndexFlatL2`` index (with the packaged offline MiniLM),
-and returns what MemoryBank would put in its prompt. With ``selector="mempursuit"`` only the
-choice of the K seeds changes (from the top-200 by L2); neighbour expansion, merging, date order
-and the resident summaries stay MemoryBank's.
+and returns what MemoryBank would put in its prompt. With the default read policy only the
+choice of the K seeds changes (from the top-200 by L2; ``policy="native"`` is MemoryBank's own
+choice); neighbour expansion, merging, date order and the resident summaries stay MemoryBank's.
 
 The index is written beside the memory file by default (``<file>.mempursuit/<user>/``); this
 example writes it to a temporary folder because the sample data is read-only. The memory file is
@@ -30,8 +30,8 @@ with tempfile.TemporaryDirectory() as tmp:
     store = MemoryBankStore.open(memory_file, user, index_dir=Path(tmp) / "index")
     print(store)
     print(f"question: {question}\n")
-    for selector in (None, "mempursuit"):
-        res = store.read(question, k=K, selector=selector)
+    for policy in ("native", None):  # None: the store's policy, mempursuit_core.DEFAULT_POLICY
+        res = store.read(question, k=K, policy=policy)
         print(f"--- {res.policy}: seeds {list(res.seeds)} (pool {len(res.pool) or '-'}), dates {res.memo_dates}")
         for date, text in zip(res.dates, res.related_memos):
             print(f"[{date}] {text[:300]}{'...' if len(text) > 300 else ''}")

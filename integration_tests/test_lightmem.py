@@ -226,7 +226,7 @@ def test_native_policy_is_lightmem_retrieve(store, locomo0, k):
 
 
 def test_pool_is_native_order_with_stored_vectors(store, locomo0, sentence_model):
-    wrapped = MemPursuitLightMemory(store)
+    wrapped = MemPursuitLightMemory(store, pool=60)
     q = questions(locomo0[1])[0]
     pool = wrapped.pool(q)
     assert len(pool) == 60 and pool.vectors.shape == (60, 384)
@@ -243,7 +243,7 @@ def test_pool_is_native_order_with_stored_vectors(store, locomo0, sentence_model
 
 @pytest.mark.parametrize("k", [5, 10, 20])
 def test_pursuit_reorders_the_same_pool(store, locomo0, k):
-    wrapped = MemPursuitLightMemory(store)  # policy="mempursuit", pool_size=60
+    wrapped = MemPursuitLightMemory(store, policy="mempursuit", pool=60)  # the paper's rule
     changed = 0
     for q in questions(locomo0[1]):
         pool = wrapped.pool(q)
@@ -258,7 +258,7 @@ def test_pursuit_reorders_the_same_pool(store, locomo0, k):
 
 
 def test_return_full_and_selection_details(store, locomo0):
-    wrapped = MemPursuitLightMemory(store, pool_size=30)
+    wrapped = MemPursuitLightMemory(store, pool=30, policy="mempursuit")
     q = questions(locomo0[1])[3]
     full = wrapped.retrieve(q, limit=8, return_full=True)
     assert all(set(h) == {"id", "score", "payload"} for h in full)
@@ -270,11 +270,33 @@ def test_return_full_and_selection_details(store, locomo0):
     assert details.selection.weights is not None
 
 
-def test_limit_above_pool_keeps_the_whole_pool(store, locomo0):
-    wrapped = MemPursuitLightMemory(store, pool_size=7)
+def test_pool_is_raised_to_the_budget(store, locomo0):
+    wrapped = MemPursuitLightMemory(store, pool=7)
     q = questions(locomo0[1])[1]
     got = wrapped.retrieve(q, limit=50)
-    assert sorted(got) == sorted(store.retrieve(q, limit=7))
+    assert sorted(got) == sorted(store.retrieve(q, limit=50))
+
+
+def test_default_policy_budget_and_old_option_names(store, locomo0):
+    from mempursuit_core import DEFAULT_POLICY, get_selector
+    from mempursuit_core.signals import pool_signals
+
+    wrapped = MemPursuitLightMemory(store)
+    assert wrapped.selector.name == DEFAULT_POLICY and wrapped.options.pool == 200
+    q = questions(locomo0[1])[2]
+    pool = wrapped.pool(q, size=200)
+    texts = [str(p.get("memory", "")) for p in pool.payloads]
+    want = get_selector(DEFAULT_POLICY).select(
+        pool.query_vector, pool.vectors, 10, native_scores=pool.scores,
+        signals=pool_signals(texts, q, timestamps=[p.get("time_stamp") for p in pool.payloads]))
+    assert wrapped.retrieve(q, limit=10) == [format_entry(pool.payloads[i]) for i in want.order]
+    capped = MemPursuitLightMemory(store, k=4)
+    assert len(capped.retrieve(q, limit=10)) == 4 and len(capped.retrieve(q, limit=3)) == 3
+    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="):
+        old = MemPursuitLightMemory(store, pool_size=30, fallback=False)
+    assert (old.options.pool, old.options.strict) == (30, True)
+    with pytest.raises(TypeError, match="not both"):
+        MemPursuitLightMemory(store, pool=30, pool_size=40)
 
 
 def test_filters_pass_through(store, locomo0):
@@ -293,8 +315,8 @@ def test_filters_pass_through(store, locomo0):
 
 
 def test_native_policy_queries_limit_not_pool_size(store, locomo0):
-    """Native is LightMem's own query of ``limit`` hits, whatever ``pool_size`` is."""
-    native = MemPursuitLightMemory(store, policy="native", pool_size=7, fallback=False)
+    """Native is LightMem's own query of ``limit`` hits, whatever ``pool`` is."""
+    native = MemPursuitLightMemory(store, policy="native", pool=7, strict=True)
     for q in questions(locomo0[1], 4):
         assert native.retrieve(q, limit=20) == store.retrieve(q, limit=20)
         details = native.select(q, limit=20)
@@ -304,7 +326,7 @@ def test_native_policy_queries_limit_not_pool_size(store, locomo0):
 def test_fallback_equals_native_with_filters(store, locomo0, caplog):
     speaker = locomo0[0][0]["speaker_name"]
     first = min(e["float_time_stamp"] for e in locomo0[0])
-    native = MemPursuitLightMemory(store, policy="native", fallback=False)
+    native = MemPursuitLightMemory(store, policy="native", strict=True)
     broken = MemPursuitLightMemory(store, policy=BrokenSelector())
     with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
         for flt in ({"speaker_name": speaker}, {"float_time_stamp": {"lte": first}}, None):
@@ -349,7 +371,7 @@ def test_failure_falls_back_to_native_with_logged_reason(store, locomo0, caplog)
     assert details.fallback_reason == "RuntimeError: selector exploded"
     assert len([r for r in caplog.records if "selector exploded" in r.getMessage()]) == 2
     with pytest.raises(RuntimeError, match="selector exploded"):
-        MemPursuitLightMemory(store, policy=BrokenSelector(), fallback=False).retrieve(q, 10)
+        MemPursuitLightMemory(store, policy=BrokenSelector(), strict=True).retrieve(q, 10)
 
 
 def test_bad_stored_vector_falls_back(tmp_path, sentence_model, locomo0, caplog):
@@ -381,7 +403,7 @@ def test_bad_input_is_an_error_not_a_fallback(store):
     with pytest.raises(KeyError, match="unknown selector"):
         MemPursuitLightMemory(store, policy="no-such-policy")
     with pytest.raises(ValueError):
-        MemPursuitLightMemory(store, pool_size=0)
+        MemPursuitLightMemory(store, pool=0)
 
 
 def test_wrapper_delegates_everything_else(store):
@@ -716,7 +738,7 @@ def test_store_guard_on_a_dict_holding_lightmem_config_objects(tmp_path):
 def test_policies_get_lexical_and_time_signals(store, locomo0):
     q = questions(locomo0[1])[4]
     probe = SignalProbe()
-    got = MemPursuitLightMemory(store, policy=probe, fallback=False).retrieve(q, limit=10)
+    got = MemPursuitLightMemory(store, policy=probe, strict=True).retrieve(q, limit=10)
     probe.assert_saw_signals(len(got), 10)
 
 
@@ -767,7 +789,7 @@ def _tag_cases(locomo):
 def test_native_policy_is_lightmem_retrieve_with_boundmem_tags(tagged_lightmem, locomo0):
     """``policy="native"`` is ``LightMemory.retrieve``: tags filter LightMem's top-``limit``."""
     memory = tagged_lightmem
-    native = MemPursuitLightMemory(memory, policy="native", fallback=False)
+    native = MemPursuitLightMemory(memory, policy="native", strict=True)
     shorter = 0
     for q, k, flt, tags, drop in _tag_cases(locomo0):
         expected = memory.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
@@ -786,7 +808,7 @@ def test_native_policy_is_lightmem_retrieve_with_boundmem_tags(tagged_lightmem, 
 def test_fallback_path_is_the_native_path_with_boundmem_tags(tagged_lightmem, locomo0, caplog):
     """A failing policy returns what ``policy="native"`` returns, tags and filters included."""
     memory = tagged_lightmem
-    native = MemPursuitLightMemory(memory, policy="native", fallback=False)
+    native = MemPursuitLightMemory(memory, policy="native", strict=True)
     broken = MemPursuitLightMemory(memory, policy=BrokenSelector())
     with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
         for q, k, flt, tags, drop in _tag_cases(locomo0)[::3]:
@@ -805,7 +827,7 @@ def test_pursuit_with_boundmem_tags_selects_from_the_filtered_pool(tagged_lightm
     from lightmem.memory.utils import filter_by_tags
 
     memory = tagged_lightmem
-    pursuit = MemPursuitLightMemory(memory, pool_size=40, fallback=False)
+    pursuit = MemPursuitLightMemory(memory, pool=40, strict=True)
     for q, k, flt, tags, drop in _tag_cases(locomo0)[::4]:
         pool = pursuit.pool(q, flt)
         kept, _ = filter_by_tags(query=q, results=[pool.entry(i) for i in range(len(pool))],
@@ -822,7 +844,7 @@ def test_pursuit_with_boundmem_tags_selects_from_the_filtered_pool(tagged_lightm
 def test_policies_see_memory_text_without_tag_prefixes(tagged_lightmem, locomo0):
     """With tags, the lexical signals are built from the text LightMem shows, not the payload."""
     probe = SignalProbe()
-    wrapped = MemPursuitLightMemory(tagged_lightmem, policy=probe, pool_size=40, fallback=False)
+    wrapped = MemPursuitLightMemory(tagged_lightmem, policy=probe, pool=40, strict=True)
     for q in questions(locomo0[1], 6):
         got = wrapped.retrieve(q, 10, boundmem_tags=["home"])
         texts = probe.seen[4]
@@ -893,7 +915,7 @@ def test_guarded_from_config_reopens_the_store(tmp_path, minilm_path, locomo0,
     before = _snapshot(first)
     assert len(before) == 80
     reads = [(q, k) for q in questions(qa, 6) for k in (5, 10)]
-    pursuit = MemPursuitLightMemory(first, pool_size=40)
+    pursuit = MemPursuitLightMemory(first, pool=40)
     native_before = [first.retrieve(q, k) for q, k in reads]
     pursuit_before = [pursuit.retrieve(q, k) for q, k in reads]
     assert native_before == [first.memory.retrieve(q, k) for q, k in reads]
@@ -909,7 +931,7 @@ def test_guarded_from_config_reopens_the_store(tmp_path, minilm_path, locomo0,
         assert np.allclose(after[pid][1], vector, rtol=0, atol=1e-6)
     assert [again.retrieve(q, k) for q, k in reads] == native_before
     assert [again.memory.retrieve(q, k) for q, k in reads] == native_before
-    assert [MemPursuitLightMemory(again, pool_size=40).retrieve(q, k)
+    assert [MemPursuitLightMemory(again, pool=40).retrieve(q, k)
             for q, k in reads] == pursuit_before
     again.embedding_retriever.client.close()
 

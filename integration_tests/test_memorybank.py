@@ -29,6 +29,7 @@ import pytest
 faiss = pytest.importorskip("faiss", reason='needs the [memorybank] extra (faiss-cpu)')
 
 from mempursuit_core import select  # noqa: E402
+from mempursuit_core.selectors import NativeSelector  # noqa: E402
 from mempursuit_core.plugins import UnknownNameError, load_adapter  # noqa: E402
 from mempursuit_memorybank import (  # noqa: E402
     MemoryBankFormatError,
@@ -135,7 +136,7 @@ def test_matches_memorybank_own_code(user):
     n_docs, digests = GOLDEN[user]
     assert len(store) == n_docs
     assert store.unindexed_summaries == ["2099-01-01"]
-    got = [digest(*store.read(q, k).as_memorybank()) for q in QUERIES for k in KS]
+    got = [digest(*store.read(q, k, policy="native").as_memorybank()) for q in QUERIES for k in KS]
     assert got == digests.split()
 
 
@@ -169,13 +170,14 @@ def test_native_seeds_are_faiss_l2_top_k(emily):
         qv = emily.embed_query(q).astype(np.float64)
         d2 = ((vectors - qv) ** 2).sum(axis=1)
         for k in (1, 2, 5):
-            res = emily.read(q, k)
+            res = emily.read(q, k, policy="native")
             assert list(res.seeds) == list(np.argsort(d2, kind="stable")[:k])
             assert np.allclose(res.seed_distances, d2[list(res.seeds)], atol=1e-4)
 
 
 def test_hand_checked_probe(emily):
-    res = emily.read("I recommended a science fiction movie before, what was it?", k=2)
+    res = emily.read("I recommended a science fiction movie before, what was it?", k=2,
+                     policy="native")
     assert "The Wandering Earth" in emily.documents[res.seeds[0]].text
     assert "2023-04-30" in res.dates
     # English turns are longer than the 200-character budget: nothing is added around the seeds
@@ -186,11 +188,11 @@ def test_hand_checked_probe(emily):
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_pursuit_changes_only_the_seeds(emily, k):
     for q in probes("Emily"):
-        native = emily.read(q, k)
-        via_native_selector = emily.read(q, k, selector="native")
+        native = emily.read(q, k, policy="native")
+        via_native_selector = emily.read(q, k, policy=NativeSelector())
         assert via_native_selector.seeds == native.seeds
         assert via_native_selector.related_memos == native.related_memos
-        pursuit = emily.read(q, k, selector="mempursuit")
+        pursuit = emily.read(q, k, policy="mempursuit")
         assert pursuit.policy == "mempursuit" and len(pursuit.seeds) == min(k, len(emily))  # K counts seeds
         assert pursuit.seeds[0] == native.seeds[0]  # the first pick is the best match
         assert set(pursuit.seeds) <= set(pursuit.pool)
@@ -208,23 +210,56 @@ def test_pursuit_changes_only_the_seeds(emily, k):
 
 def test_pool_size_and_other_selectors(emily):
     q = probes("Emily")[0]
-    small = emily.read(q, 3, selector="mempursuit", pool_size=5)
+    small = emily.read(q, 3, policy="mempursuit", pool=5)
     assert len(small.pool) == 5 and set(small.seeds) <= set(small.pool)
-    assert len(emily.read(q, 3, selector="mmr").seeds) == 3
-    adaptive = emily.read(q, 20, selector="mempursuit-adaptive")
+    assert len(emily.read(q, 3, policy="mmr").seeds) == 3
+    adaptive = emily.read(q, 20, policy="mempursuit-adaptive")
     assert 1 <= len(adaptive.seeds) <= 20
     with pytest.raises(UnknownNameError, match="unknown selector 'nope'"):
-        emily.read(q, 2, selector="nope")
-    # MemoryBank keeps no keyword index: pursuit-center scores the pool's own texts
-    center = emily.read(q, 5, selector="pursuit-center")
+        emily.read(q, 2, policy="nope")
+    # MemoryBank keeps no keyword index: the default policy scores the pool's own texts
+    center = emily.read(q, 5, policy="centered-fusion")
     assert center.selection.info["lexical"] == "pool" and len(center.seeds) == 5
+
+
+def test_default_policy_fallback_and_old_option_names(emily, caplog):
+    from mempursuit_core import DEFAULT_POLICY, get_selector
+
+    q = probes("Emily")[1]
+    res = emily.read(q, 4)
+    assert res.policy == DEFAULT_POLICY and len(res.seeds) == 4
+    from mempursuit_core.signals import pool_signals
+
+    pool_vecs = emily.vectors(res.pool)
+    docs = emily.documents
+    want = get_selector(DEFAULT_POLICY).select(
+        emily.embed_query(q), pool_vecs / np.linalg.norm(pool_vecs, axis=1, keepdims=True), 4,
+        signals=pool_signals([docs[i].text for i in res.pool], emily._query_text(q),
+                             timestamps=[docs[i].date for i in res.pool]))
+    assert list(res.seeds) == [res.pool[i] for i in want.order]
+    with pytest.warns(DeprecationWarning, match="selector= is now policy="):
+        old = emily.read(q, 3, selector="mempursuit", pool_size=5)
+    assert old.policy == "mempursuit" and len(old.pool) == 5
+
+    class Broken(NativeSelector):
+        def select(self, *a, **kw):
+            raise RuntimeError("boom")
+
+    with caplog.at_level("WARNING"):
+        fell_back = emily.read(q, 3, policy=Broken())
+    assert "boom" in caplog.text and fell_back.seeds == emily.read(q, 3, policy="native").seeds
+    with pytest.raises(RuntimeError, match="boom"):
+        emily.read(q, 3, policy=Broken(), strict=True)
+    strict_store = MemoryBankStore.from_memory(emily.memory, embedder=emily.embedder, strict=True,
+                                               policy="mmr")
+    assert strict_store.read(q, 3).policy == "mmr"
 
 
 def test_pursuit_reads_vectors_from_the_index_not_the_embedder():
     emb = HashEmbedder()
     store = MemoryBankStore.from_memory(load(EN_FILE), "Emily", embedder=emb)
     emb.calls.clear()
-    store.read("q0", 4, selector="mempursuit")
+    store.read("q0", 4, policy="mempursuit")
     assert emb.calls == [1]  # only the query was embedded
 
 
@@ -261,7 +296,7 @@ def test_incremental_append_equals_full_rebuild(window):
         for k in KS:
             a, b = inc.read(q, k), full.read(q, k)
             assert (a.seeds, a.related_memos, a.dates) == (b.seeds, b.related_memos, b.dates)
-            p, r = inc.read(q, k, selector="mempursuit"), full.read(q, k, selector="mempursuit")
+            p, r = inc.read(q, k, policy="mempursuit"), full.read(q, k, policy="mempursuit")
             assert (p.seeds, p.related_memos) == (r.seeds, r.related_memos)
 
 
@@ -288,7 +323,7 @@ def test_empty_user_then_first_turn():
     assert len(store) == 0
     res = store.read("anything", 2)
     assert res.related_memos == () and res.memo_dates == "" and not res.uses_memory_prompt
-    assert store.read("anything", 2, selector="mempursuit").seeds == ()
+    assert store.read("anything", 2, policy="mempursuit").seeds == ()
     store.add_turn("I like tea", "Noted", date="2023-06-01")
     assert store.read("tea", 2).related_memos == ("Conversation content on 2023-06-01:[|User|]: I like tea; [|AI|]: Noted",)
 
@@ -446,7 +481,7 @@ def test_damaged_index_folder_is_rebuilt_with_one_warning(tmp_path, caplog, case
     assert store.embedded_count == len(fresh) == len(store)
     for q in QUERIES[:3]:
         assert store.read(q, 3) == fresh.read(q, 3)
-        assert store.read(q, 3, selector="mempursuit") == fresh.read(q, 3, selector="mempursuit")
+        assert store.read(q, 3, policy="mempursuit") == fresh.read(q, 3, policy="mempursuit")
     assert MemoryBankStore.open(path, "Emily", embedder=HashEmbedder()).status == "loaded"  # repaired
 
 

@@ -164,7 +164,7 @@ def test_pool_vectors_are_the_stored_vectors(semantic_retriever, locomo0, embedd
 
 @pytest.mark.parametrize("k", [5, 10, 20])
 def test_pursuit_reorders_the_same_pool(semantic_retriever, locomo0, k):
-    wrapped = MemPursuitRetriever(semantic_retriever, k=k)
+    wrapped = MemPursuitRetriever(semantic_retriever, k=k, policy="mempursuit")  # the paper's rule
     changed = 0
     for q in questions(locomo0[1]):
         native = semantic_retriever.retrieve(q)
@@ -179,6 +179,18 @@ def test_pursuit_reorders_the_same_pool(semantic_retriever, locomo0, k):
     assert changed > 0, "MemPursuit never changed SimpleMem's first K on 12 LoCoMo questions"
 
 
+def test_default_policy_and_old_option_names(semantic_retriever, locomo0):
+    from mempursuit_core import DEFAULT_POLICY
+
+    wrapped = MemPursuitRetriever(semantic_retriever)
+    assert wrapped.selector.name == DEFAULT_POLICY and (wrapped.k, wrapped.options.pool) == (10, 200)
+    details = wrapped.select(questions(locomo0[1])[1])
+    assert details.fallback_reason is None and len(details.entries) == 10
+    with pytest.warns(DeprecationWarning, match="fallback= is now strict="):
+        old = MemPursuitRetriever(semantic_retriever, pool_size=30, fallback=False)
+    assert (old.options.pool, old.options.strict) == (30, True)
+
+
 def test_returns_simplemems_own_entries(semantic_retriever, locomo0):
     got = MemPursuitRetriever(semantic_retriever, k=4).retrieve(questions(locomo0[1])[2])
     assert all(isinstance(e, MemoryEntry) for e in got)
@@ -189,10 +201,13 @@ def test_returns_simplemems_own_entries(semantic_retriever, locomo0):
 def test_pool_cap_and_small_pools(semantic_retriever, locomo0):
     q = questions(locomo0[1])[3]
     native = semantic_retriever.retrieve(q)
-    capped = MemPursuitRetriever(semantic_retriever, pool_size=30, k=50)
+    capped = MemPursuitRetriever(semantic_retriever, pool=30, k=20)
     details = capped.select(q)
     assert ids(details.pool.entries) == ids(native[:30]) and details.pool.native_size == 60
-    assert sorted(ids(details.entries)) == sorted(ids(native[:30]))
+    assert len(details.entries) == 20 and set(ids(details.entries)) <= set(ids(native[:30]))
+    raised = MemPursuitRetriever(semantic_retriever, pool=30, k=50).select(q)  # P raised to K
+    assert ids(raised.pool.entries) == ids(native[:50])
+    assert sorted(ids(raised.entries)) == sorted(ids(native[:50]))
 
 
 @pytest.mark.parametrize("policy", ["mempursuit-adaptive", "mmr", "pursuit-rank",
@@ -234,7 +249,7 @@ def test_failure_falls_back_to_native_with_logged_reason(semantic_retriever, loc
     assert any("selector exploded" in r.getMessage() and r.levelno == logging.WARNING
                for r in caplog.records)
     with pytest.raises(RuntimeError):
-        MemPursuitRetriever(semantic_retriever, policy=BrokenSelector(), fallback=False).retrieve(q)
+        MemPursuitRetriever(semantic_retriever, policy=BrokenSelector(), strict=True).retrieve(q)
 
 
 def test_entry_missing_from_table_falls_back(semantic_retriever, locomo0, caplog):
@@ -377,7 +392,7 @@ def test_parallel_planning_is_made_deterministic(store, locomo0):
     sequential = HybridRetriever(llm_client=llm, vector_store=store, semantic_top_k=25,
                                  enable_planning=True, enable_reflection=False,
                                  enable_parallel_retrieval=False)
-    wrapped = MemPursuitRetriever(retriever, k=10, policy="native", pool_size=500)
+    wrapped = MemPursuitRetriever(retriever, k=10, policy="native", pool=500)
     for q in questions(locomo0[1], 4):
         expected = ids(sequential.retrieve(q))
         assert 25 < len(expected) <= 100  # four planned searches, de-duplicated
@@ -388,7 +403,7 @@ def test_parallel_planning_is_made_deterministic(store, locomo0):
         assert ids(pursued.pool.entries) == expected and pursued.fallback_reason is None
     assert retriever.enable_parallel_retrieval is True  # the caller's retriever is untouched
     # without the switch the union is the same set, in thread-completion order
-    loose = MemPursuitRetriever(retriever, k=10, deterministic=False, pool_size=500)
+    loose = MemPursuitRetriever(retriever, k=10, deterministic=False, pool=500)
     q = questions(locomo0[1])[0]
     assert sorted(ids(loose.native(q))) == sorted(ids(sequential.retrieve(q)))
 
@@ -497,7 +512,7 @@ def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, l
 def test_policies_get_lexical_and_time_signals(semantic_retriever, locomo0):
     q = questions(locomo0[1])[4]
     probe = SignalProbe()
-    got = MemPursuitRetriever(semantic_retriever, k=10, policy=probe, fallback=False).retrieve(q)
+    got = MemPursuitRetriever(semantic_retriever, k=10, policy=probe, strict=True).retrieve(q)
     probe.assert_saw_signals(len(got), 10)
 
 
@@ -533,7 +548,7 @@ def test_lexical_signal_is_lancedb_fts_score_in_pool_order(store, semantic_retri
     for q in questions(locomo0[1], 4) + ["pottery class", "adoption agencies"]:
         probe = LexicalProbe()
         details = MemPursuitRetriever(semantic_retriever, k=10, policy=probe,
-                                      fallback=False).select(q)
+                                      strict=True).select(q)
         direct = direct_fts(store.table, q)
         expected = [direct.get(eid, 0.0) for eid in ids(details.pool.entries)]
         assert probe.lexical.shape == (60,) and probe.lexical.dtype == np.float64
@@ -561,8 +576,8 @@ def test_pursuit_center_uses_simplemems_keyword_scores(store, semantic_retriever
     from mempursuit_core.signals import pool_signals
 
     ensure_fts_index(store)
-    wrapped = MemPursuitRetriever(semantic_retriever, k=10, policy="pursuit-center",
-                                  fallback=False)
+    wrapped = MemPursuitRetriever(semantic_retriever, k=10, policy="centered-fusion",
+                                  strict=True)
     for q in questions(locomo0[1], 4):
         details = wrapped.select(q)
         assert details.selection.info["lexical"] == "signal+pool"
@@ -588,7 +603,7 @@ def test_missing_fts_index_falls_back_to_pool_bm25(tmp_path, embedding_model, lo
     assert not has_fts_index(store)
     retriever = HybridRetriever(llm_client=None, vector_store=store, semantic_top_k=30,
                                 enable_planning=False, enable_reflection=False)
-    wrapped = MemPursuitRetriever(retriever, k=10, policy="pursuit-center", fallback=False)
+    wrapped = MemPursuitRetriever(retriever, k=10, policy="centered-fusion", strict=True)
     with caplog.at_level(logging.WARNING, logger="mempursuit_simplemem"):
         for q in questions(locomo0[1], 3):
             details = wrapped.select(q)

@@ -3,10 +3,10 @@
 LightMem (zjunlp/LightMem) answers ``LightMemory.retrieve(query, limit, filters)`` with one dense
 Qdrant search of ``limit`` results (truncation happens inside Qdrant) and formats each hit as
 ``"time_stamp weekday memory"``. :class:`MemPursuitLightMemory` wraps a ``LightMemory`` and keeps
-that signature and format, but asks Qdrant for a larger pool (``pool_size``, default 60: the
-LightMem pool of the paper) *with the stored vectors*, embeds the query with LightMem's own
-embedder, and keeps the ``limit`` memories that a selector (MemPursuit by default) picks, in the
-selector's order.
+that signature and format, but asks Qdrant for a larger pool (``pool``, default 200, as every
+adapter) *with the stored vectors*, embeds the query with LightMem's own
+embedder, and keeps the ``limit`` memories that a read policy (``mempursuit_core.DEFAULT_POLICY``
+by default) picks, in the policy's order.
 
 One-line swap::
 
@@ -32,7 +32,7 @@ Private LightMem details this module relies on (read in LightMem's source, 2026-
   ``._create_filter(filters)`` (LightMem's dict-to-``Filter`` translation, reused here so that
   filters mean exactly what they mean to ``retrieve``). Its ``search`` calls
   ``client.query_points(..., with_payload=True, with_vectors=True)`` and drops the vectors; the
-  pool query here is the same call with ``limit=pool_size``.
+  pool query here is the same call with ``limit=pool``.
 * ``offline_update`` stores one point per ``MemoryEntry`` in a cosine collection: the vector is
   the embedding of ``entry.memory``, the payload holds ``time_stamp``, ``weekday``, ``memory``
   and the entry's other fields.
@@ -52,7 +52,8 @@ import numpy as np
 
 from mempursuit_core import Selection, Selector, resolve_selector
 from mempursuit_core.selectors import NativeSelector
-from mempursuit_core.validation import checked_order
+from mempursuit_core.options import DEFAULT_POOL, ReadOptions
+from mempursuit_core.validation import check_int, checked_order
 from mempursuit_core.signals import pool_signals
 
 __all__ = [
@@ -67,7 +68,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_POOL_SIZE = 60
+DEFAULT_POOL_SIZE = DEFAULT_POOL  # the old name
 _RETRIEVER_KEYS = ("embedding_retriever", "summary_retriever")
 
 
@@ -155,14 +156,6 @@ def _shown_payload(payload: Mapping[str, Any], boundmem_tags: Any) -> Mapping[st
 def _format_hits(hits: list[dict], boundmem_tags: Any) -> list[str]:
     """``LightMemory.retrieve``'s strings for (tag-filtered) hits."""
     return [format_entry(_shown_payload(h["payload"], boundmem_tags)) for h in hits]
-
-
-def _check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
 
 
 def _point_vector(point: Any) -> Any:
@@ -300,25 +293,32 @@ class MemPursuitLightMemory:
     memory : lightmem ``LightMemory``
         The instance to wrap (anything with LightMem's ``text_embedder`` and Qdrant
         ``embedding_retriever`` works).
-    pool_size : int, default 60
-        ``P``: how many hits to ask Qdrant for (LightMem's native order). ``limit`` memories are
-        selected from them; ``limit >= pool_size`` keeps the whole pool.
-    policy : str or Selector, default "mempursuit"
-        A registered selector name (``native``, ``mempursuit``, ``mempursuit-adaptive``,
-        ``mmr``, or a plugin's) or a ready :class:`~mempursuit_core.Selector`. ``"native"``
-        reproduces ``LightMemory.retrieve`` exactly (the "w/o" baseline), BoundMem tags
-        included: its pool is LightMem's own top-``limit`` query, not ``pool_size``.
-    fallback : bool, default True
-        If anything inside the adapter fails (pool query, vectors, selection), log the reason at
-        WARNING and return LightMem's own ``retrieve`` result, which is also what
-        ``policy="native"`` returns. False re-raises instead.
-    **policy_options
-        Passed to :func:`mempursuit_core.get_selector` (e.g. ``ridge=1e-10``).
+    k : int or None, default None
+        Budget ``K``: ``None`` returns ``limit`` memories (LightMem's own argument); otherwise
+        ``min(k, limit)``.
+    pool : int, default 200
+        ``P``: how many hits to ask Qdrant for (LightMem's native order), raised to ``K`` when
+        smaller. ``K`` memories are selected from them.
+    policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
+        A registered selector name (``native``, ``mempursuit`` (the paper's rule), ``mmr``, or
+        a plugin's) or a ready :class:`~mempursuit_core.Selector`. ``"native"`` reproduces
+        ``LightMemory.retrieve`` exactly (the "w/o" baseline), BoundMem tags included: its pool
+        is LightMem's own top-``limit`` query, not ``pool``.
+    policy_options : dict, optional
+        Passed to :func:`mempursuit_core.get_selector` (e.g. ``{"ridge": 1e-10}``); other
+        keyword arguments are taken as policy options too.
+    strict : bool, default False
+        False: if anything inside the adapter fails (pool query, vectors, selection), log the
+        reason at WARNING and return LightMem's own ``retrieve`` result, which is also what
+        ``policy="native"`` returns. True re-raises instead.
+
+    The options are the same for every adapter (:class:`mempursuit_core.options.ReadOptions`);
+    ``pool_size=`` and ``fallback=`` are the old names (deprecated).
 
     Notes
     -----
     With ``boundmem_tags``, pursuit policies select from the pool after LightMem's tag filter
-    (up to ``limit`` matching memories out of the top ``pool_size``), while ``native`` keeps
+    (up to ``limit`` matching memories out of the top ``pool``), while ``native`` keeps
     LightMem's behaviour (the matching memories among the top ``limit``, possibly fewer).
     Adaptive stopping (``policy="mempursuit-adaptive"``) can return fewer than ``limit``
     memories. The result is in the selector's order (most useful first); sort it by
@@ -329,18 +329,30 @@ class MemPursuitLightMemory:
         self,
         memory: Any,
         *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        policy: str | Selector = "mempursuit",
-        fallback: bool = True,
-        **policy_options: Any,
+        k: int | None = None,
+        pool: int | None = None,
+        policy: str | Selector | None = None,
+        policy_options: Mapping[str, Any] | None = None,
+        strict: bool | None = None,
+        **options: Any,
     ):
         if isinstance(memory, MemPursuitLightMemory):
             memory = memory.memory
         self.memory = memory
-        self.pool_size = _check_positive_int("pool_size", pool_size)
-        self.selector = resolve_selector(policy, **policy_options)
-        self.fallback = bool(fallback)
+        self.options = ReadOptions.build("MemPursuitLightMemory", k=k, pool=pool, policy=policy,
+                                         policy_options=policy_options, strict=strict, **options)
+        self.selector = self.options.selector()
         self._warn_if_store_unprotected()
+
+    @property
+    def pool_size(self) -> int:
+        """``P`` (the ``pool`` option)."""
+        return self.options.pool
+
+    @property
+    def fallback(self) -> bool:
+        """Whether a failure returns LightMem's native result (``not strict``)."""
+        return not self.options.strict
 
     @classmethod
     def from_config(
@@ -348,12 +360,10 @@ class MemPursuitLightMemory:
         config: Any,
         *,
         allow_store_reset: bool = False,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        policy: str | Selector = "mempursuit",
-        fallback: bool = True,
-        **policy_options: Any,
+        **options: Any,
     ) -> "MemPursuitLightMemory":
-        """``LightMemory.from_config`` with the store guard, wrapped.
+        """``LightMemory.from_config`` with the store guard, wrapped (``options`` as for the
+        constructor).
 
         ``config`` is LightMem's config dict (or a ``BaseMemoryConfigs``); it is passed through
         :func:`protect_qdrant_store` first, so an existing store is not deleted on open.
@@ -365,7 +375,7 @@ class MemPursuitLightMemory:
             memory = LightMemory.from_config(dict(guarded))
         else:
             memory = LightMemory(guarded)
-        return cls(memory, pool_size=pool_size, policy=policy, fallback=fallback, **policy_options)
+        return cls(memory, **options)
 
     # -- delegation --------------------------------------------------------------------------
 
@@ -376,7 +386,7 @@ class MemPursuitLightMemory:
         return getattr(self.memory, name)
 
     def __repr__(self) -> str:
-        return (f"MemPursuitLightMemory({type(self.memory).__name__}, pool_size={self.pool_size}, "
+        return (f"MemPursuitLightMemory({type(self.memory).__name__}, k={self.options.k}, pool={self.options.pool}, "
                 f"policy={getattr(self.selector, 'name', self.selector)!r})")
 
     # -- reading ----------------------------------------------------------------------------
@@ -386,9 +396,9 @@ class MemPursuitLightMemory:
         """LightMem's native top-``size`` hits for ``query`` with their stored vectors.
 
         The same Qdrant call as ``LightMemory.retrieve`` (LightMem's query embedding, its
-        filter translation, cosine order) with ``limit=size`` (default ``pool_size``).
+        filter translation, cosine order) with ``limit=size`` (default ``pool``).
         """
-        size = self.pool_size if size is None else _check_positive_int("size", size)
+        size = self.options.pool if size is None else check_int("size", size)
         retriever = self.memory.embedding_retriever
         query_vector = self.memory.text_embedder.embed(query)
         query_filter = retriever._create_filter(dict(filters)) if filters else None
@@ -430,12 +440,12 @@ class MemPursuitLightMemory:
     ) -> LightMemSelection:
         """Pool, select and report: the story behind :meth:`retrieve` (hit dicts, not strings).
 
-        The pool is the top ``pool_size`` (for ``policy="native"``: the top ``limit``, LightMem's
+        The pool is the top ``pool`` (for ``policy="native"``: the top ``limit``, LightMem's
         own query), then LightMem's BoundMem tag filter when ``boundmem_tags`` is given, then the
         selector. On a failure inside the adapter (with ``fallback=True``) the entries are
         LightMem's native hits (top ``limit``, tag-filtered) and ``fallback_reason`` says why.
         """
-        limit = _check_positive_int("limit", limit)
+        limit = self.options.budget(check_int("limit", limit))
         try:
             return self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged)
         except Exception as exc:  # the adapter must never cost the user the native result
@@ -468,7 +478,7 @@ class MemPursuitLightMemory:
             ``policy="native"`` it filters the top ``limit`` (exactly LightMem: possibly fewer
             than ``limit`` results); for the other policies it filters the whole pool before
             selection, so they return up to ``limit`` matching memories from the top
-            ``pool_size``.
+            ``pool``.
         return_full : bool, default False
             Return LightMem's hit dicts ``{"id", "score", "payload"}`` instead of strings.
 
@@ -480,7 +490,7 @@ class MemPursuitLightMemory:
             ``fallback`` is on) this is exactly what the wrapped ``LightMemory.retrieve``
             returns, and the reason is logged at WARNING.
         """
-        limit = _check_positive_int("limit", limit)
+        limit = self.options.budget(check_int("limit", limit))
         try:
             result = self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged)
         except Exception as exc:  # the adapter must never cost the user the native result
@@ -503,7 +513,7 @@ class MemPursuitLightMemory:
         # native is LightMem's retrieve: its query is the top ``limit``, and the tag filter
         # thins that (no refill from further down the pool)
         native = type(self.selector) is NativeSelector  # the registered one, not subclasses
-        pool = self.pool(query, filters, size=limit if native else None)
+        pool = self.pool(query, filters, size=limit if native else self.options.pool_size(limit))
         hits = [pool.entry(i) for i in range(len(pool))]
         idx = np.arange(len(pool), dtype=np.intp)
         if boundmem_tags is not None and hits:
@@ -531,7 +541,7 @@ class MemPursuitLightMemory:
                                  info={"candidates": idx})
 
     def _fallback_reason(self, exc: BaseException, limit: int) -> str:
-        if not self.fallback:
+        if self.options.strict:
             raise exc
         reason = f"{type(exc).__name__}: {exc}"
         logger.warning(

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 from mempursuit_core import DEFAULT_POLICY
-from mempursuit_core.validation import check_int
+from mempursuit_core.options import DEFAULT_POOL, ReadOptions
 
 __all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY"]
 
-DEFAULT_POOL = 200
-
 
 @dataclass(frozen=True)
-class MemPursuitSettings:
-    """How a bound Mem0 ``Memory`` reads.
+class MemPursuitSettings(ReadOptions):
+    """How a bound Mem0 ``Memory`` reads: the options every adapter takes
+    (:class:`mempursuit_core.options.ReadOptions`), with the policy given by name.
 
     Parameters
     ----------
@@ -37,24 +36,10 @@ class MemPursuitSettings:
         is logged. True: the same cases raise :class:`mempursuit_mem0.search.AdapterError`.
     """
 
-    k: int | None = None
-    pool: int = DEFAULT_POOL
-    policy: str = DEFAULT_POLICY
-    policy_options: dict = field(default_factory=dict)
-    strict: bool = False
-
     def __post_init__(self) -> None:
-        check_int("k", self.k, allow_none=True)
-        check_int("pool", self.pool)
-        if not isinstance(self.strict, bool):
-            raise TypeError(f"strict must be True or False, got {self.strict!r}")
         if not isinstance(self.policy, str) or not self.policy:
             raise TypeError(f"policy must be a selector name (str), got {self.policy!r}")
-        if not isinstance(self.policy_options, Mapping):
-            raise TypeError(
-                f"policy_options must be a dict of selector options, got {type(self.policy_options).__name__}"
-            )
-        object.__setattr__(self, "policy_options", dict(self.policy_options))
+        super().__post_init__()
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any] | None) -> "MemPursuitSettings":
@@ -67,11 +52,3 @@ class MemPursuitSettings:
                 f"unknown mempursuit setting(s) {unknown}; known: {sorted(known)}"
             )
         return cls(**values)
-
-    def budget(self, top_k: int) -> int:
-        """``K`` for a search asked for ``top_k`` results."""
-        return top_k if self.k is None else min(self.k, top_k)
-
-    def pool_size(self, budget: int) -> int:
-        """``P`` for a budget ``K``."""
-        return max(self.pool, budget)

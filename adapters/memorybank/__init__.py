@@ -7,8 +7,11 @@ does (``pip install "mempursuit[memorybank]"``).
 
 >>> from mempursuit_memorybank import MemoryBankStore
 >>> store = MemoryBankStore.open("memory_bank_en.json", user="Emily")     # doctest: +SKIP
->>> store.read("What movie did I watch?", k=2)                             # doctest: +SKIP
->>> store.read("What movie did I watch?", k=2, selector="mempursuit")      # doctest: +SKIP
+>>> store.read("What movie did I watch?", k=2)                       # doctest: +SKIP
+>>> store.read("What movie did I watch?", k=2, policy="native")      # doctest: +SKIP
+
+``read`` uses ``mempursuit_core.DEFAULT_POLICY`` unless the store or the read names another
+policy; ``policy="native"`` is MemoryBank's own top-``k`` by L2.
 """
 
 from .documents import TEMPLATES, Document, DocumentSet, Templates, build_documents, detect_language

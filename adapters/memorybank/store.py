@@ -4,7 +4,7 @@ MemoryBank builds one LangChain FAISS store per user (``local_doc_qa.py``,
 ``LocalMemoryRetrieval.init_memory_vector_store`` -> ``FAISS.from_documents``: an
 ``IndexFlatL2`` whose ids follow the document order) and searches it by squared L2
 (``similarity_search_with_score`` -> ``index.search(query, k)``). This store does the same with
-``faiss-cpu`` and replaces only the seed choice when a selector is given: the top-``pool_size``
+``faiss-cpu`` and replaces only the seed choice when a read policy is used: the top-``pool``
 documents by L2 form the pool, their stored vectors are read back from the index
 (``reconstruct_batch``, never re-embedded), L2-normalised, and the selector picks ``k`` seeds;
 expansion, merging, date order and joining are then exactly the native ones
@@ -42,8 +42,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mempursuit_core import resolve_selector
-from mempursuit_core.validation import checked_order
+from mempursuit_core.options import DEFAULT_POOL, ReadOptions
+from mempursuit_core.validation import check_k, checked_order
 from mempursuit_core.signals import pool_signals
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
@@ -63,7 +63,7 @@ __all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir"]
 logger = logging.getLogger(__name__)
 
 #: Candidate pool for pursuit reads (the paper's P).
-DEFAULT_POOL_SIZE = 200
+DEFAULT_POOL_SIZE = DEFAULT_POOL  # the old name
 MANIFEST_FORMAT = "mempursuit-memorybank/1"
 
 
@@ -158,6 +158,11 @@ class MemoryBankStore:
         budget: int = CHUNK_SIZE,
         window: str = "literal",
         rewrite_queries: bool = True,
+        k: int | None = None,
+        pool: int | None = None,
+        policy: Any = None,
+        policy_options: Mapping[str, Any] | None = None,
+        strict: bool | None = None,
     ):
         if summary_value not in ("literal", "content"):
             raise ValueError(f"summary_value must be 'literal' or 'content', got {summary_value!r}")
@@ -175,6 +180,10 @@ class MemoryBankStore:
         self.budget = int(budget)
         self.window = window
         self.rewrite_queries = bool(rewrite_queries)
+        # how read() chooses its seeds unless a read says otherwise (the same for every adapter)
+        self.options = ReadOptions.build("MemoryBankStore", k=k, pool=pool, policy=policy,
+                                         policy_options=policy_options, strict=strict)
+        self.options.selector()  # a bad policy name or option fails here, not at the first read
         self.memory_path: Path | None = None
         self.index_dir: Path | None = None
         self.status = "empty"
@@ -581,7 +590,7 @@ class MemoryBankStore:
             ``m = min(k, len(self))``, nearest first.
         distances : ndarray of float32, shape (m,)
         """
-        k = _check_k(k, "k")
+        k = check_k(k)
         q = np.ascontiguousarray(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))
         if q.shape[1] != self._index.d:
             raise ValueError(f"query vector has dimension {q.shape[1]}, the index {self._index.d}")
@@ -596,84 +605,116 @@ class MemoryBankStore:
     def read(
         self,
         query: str,
-        k: int = DEFAULT_TOP_K,
+        k: int | None = None,
         *,
-        selector: Any = None,
-        pool_size: int = DEFAULT_POOL_SIZE,
+        policy: Any = None,
+        pool: int | None = None,
+        strict: bool | None = None,
+        policy_options: Mapping[str, Any] | None = None,
         budget: int | None = None,
         window: str | None = None,
-        **selector_options: Any,
+        **options: Any,
     ) -> ReadResult:
         """What MemoryBank puts in its prompt for ``query``.
 
         Parameters
         ----------
         query : str
-        k : int
-            Number of seeds (MemoryBank's ``top_k``; its CLI default is 2).
-        selector : None, str or Selector
-            ``None``: MemoryBank's own top-``k`` by L2. A selector name (``"mempursuit"``,
-            ``"mmr"``, ...; see ``mempursuit_core.list_selectors()``) or object: it chooses the
-            ``k`` seeds from the top-``pool_size`` pool.
-        pool_size : int
-            Candidate pool for a selector (P; default 200).
+        k : int, optional
+            Number of seeds (MemoryBank's ``top_k``; its CLI default is 2, the default here
+            unless the store was given ``k``).
+        policy : None, str or Selector
+            How the ``k`` seeds are chosen; ``None`` uses the store's (default
+            ``mempursuit_core.DEFAULT_POLICY``). ``"native"`` is MemoryBank's own top-``k`` by
+            L2; any other selector name (``"mempursuit"``, the paper's rule, ``"mmr"``, ...) or
+            object chooses the ``k`` seeds from the top-``pool`` pool.
+        pool, strict, policy_options : optional
+            Override the store's read options for this read (:class:`~mempursuit_core.options.
+            ReadOptions`: ``pool`` = P, default 200; ``strict=False`` falls back to
+            MemoryBank's own seeds with a logged warning when the policy fails).
         budget, window : optional
             Override the store's expansion settings for this read.
+        **options
+            Selector options; ``selector=`` and ``pool_size=`` are the old names of ``policy``
+            and ``pool`` (deprecated).
         """
         return self.read_vector(
-            self.embed_query(query), k, selector=selector, pool_size=pool_size, budget=budget,
-            window=window, query=self._query_text(query), **selector_options,
+            self.embed_query(query), k, policy=policy, pool=pool, strict=strict,
+            policy_options=policy_options, budget=budget, window=window,
+            query=self._query_text(query), **options,
         )
 
-    def _get_selector(self, selector: Any, options: Mapping[str, Any]):
-        return resolve_selector(selector, **options)
+    def _read_options(self, given: dict[str, Any], policy_options, extra: dict[str, Any]
+                      ) -> ReadOptions:
+        """This read's options: what it gives, else the store's."""
+        given, extra = ReadOptions.translate("MemoryBankStore.read", given, extra)
+        if all(v is None for v in given.values()) and policy_options is None and not extra:
+            return self.options
+        o = self.options
+        if policy_options is None and not extra and given["policy"] is None:
+            policy_options = o.policy_options  # the store's policy, with its options
+        return ReadOptions(
+            k=o.k if given["k"] is None else given["k"],
+            pool=o.pool if given["pool"] is None else given["pool"],
+            policy=o.policy if given["policy"] is None else given["policy"],
+            policy_options={**(policy_options or {}), **extra},
+            strict=o.strict if given["strict"] is None else given["strict"],
+        )
 
     def read_vector(
         self,
         query_vector: np.ndarray,
-        k: int = DEFAULT_TOP_K,
+        k: int | None = None,
         *,
-        selector: Any = None,
-        pool_size: int = DEFAULT_POOL_SIZE,
+        policy: Any = None,
+        pool: int | None = None,
+        strict: bool | None = None,
+        policy_options: Mapping[str, Any] | None = None,
         budget: int | None = None,
         window: str | None = None,
         query: str | None = None,
-        **selector_options: Any,
+        **options: Any,
     ) -> ReadResult:
         """:meth:`read` for a query vector of shape ``(d,)`` computed elsewhere."""
-        k = _check_k(k, "k")
+        opts = self._read_options(dict(k=k, pool=pool, policy=policy, strict=strict),
+                                  policy_options, options)
+        k = check_k(opts.k if opts.k is not None else DEFAULT_TOP_K)
         budget = self.budget if budget is None else budget
         window = self.window if window is None else window
         texts = [d.text for d in self._docs]
         dates = [d.date for d in self._docs]
         common = dict(query=query, budget=budget, window=window)
-        if selector is None:
+
+        def native() -> ReadResult:
             seeds, dist = self.search(query_vector, k)
             return read_from_seeds(seeds, texts, dates, self.resident(), seed_distances=dist,
                                    policy="native", **common)
-        sel = self._get_selector(selector, selector_options)
-        pool, dist = self.search(query_vector, _check_k(pool_size, "pool_size"))
-        if len(pool) == 0:
-            return read_from_seeds([], texts, dates, self.resident(), pool=pool,
-                                   policy=getattr(sel, "name", "selector"), **common)
-        cand = _normalise_rows(self.vectors(pool).astype(np.float32))
-        qn = _normalise_rows(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))[0]
-        signals = pool_signals([texts[i] for i in pool], query or "",
-                               timestamps=[dates[i] for i in pool])
-        selection = sel.select(qn, cand, k, native_scores=-dist.astype(np.float64), signals=signals)
-        order = checked_order(selection, k, len(pool), getattr(sel, "name", sel))
+
+        if opts.policy == "native":
+            return native()
+        sel = opts.selector()
+        name = getattr(sel, "name", "selector")
+        try:
+            pool, dist = self.search(query_vector, opts.pool_size(k))
+            if len(pool) == 0:
+                return read_from_seeds([], texts, dates, self.resident(), pool=pool,
+                                       policy=name, **common)
+            cand = _normalise_rows(self.vectors(pool).astype(np.float32))
+            qn = _normalise_rows(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))[0]
+            signals = pool_signals([texts[i] for i in pool], query or "",
+                                   timestamps=[dates[i] for i in pool])
+            selection = sel.select(qn, cand, k, native_scores=-dist.astype(np.float64),
+                                   signals=signals)
+            order = checked_order(selection, k, len(pool), name)
+        except Exception as exc:  # the adapter must never cost the user MemoryBank's own read
+            if opts.strict:
+                raise
+            logger.warning("MemPursuit selection failed for MemoryBank (%s: %s); using "
+                           "MemoryBank's own top-%d seeds", type(exc).__name__, exc, k)
+            return native()
         return read_from_seeds(pool[order], texts, dates, self.resident(), seed_distances=dist[order],
-                               pool=pool, policy=getattr(sel, "name", "selector"), selection=selection,
-                               **common)
+                               pool=pool, policy=name, selection=selection, **common)
 
     def __repr__(self) -> str:
         return (f"<MemoryBankStore user={self.memory.name!r} language={self.language!r} "
                 f"documents={len(self._docs)} embedder={self.embedder.name!r} status={self.status!r}>")
-
-
-def _check_k(k: Any, name: str) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(k).__name__}")
-    if k <= 0:
-        raise ValueError(f"{name} must be >= 1, got {k}")
-    return int(k)

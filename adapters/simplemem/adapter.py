@@ -5,7 +5,7 @@ a list of ``MemoryEntry`` records, de-duplicated by ``entry_id`` and never trunc
 the registry: the union of semantic top-25 searches for the planner's queries; the repository's
 newer versions add keyword (full-text) top-5 and structured top-5 channels and reflection
 rounds). :class:`MemPursuitRetriever` wraps that retriever, keeps its pool in native order
-(capped at ``pool_size``, default 200), fetches the stored ``vector`` of each entry from the
+(capped at ``pool``, default 200), fetches the stored ``vector`` of each entry from the
 LanceDB table, embeds the query with SimpleMem's own embedder and returns the ``k`` entries a
 selector (MemPursuit by default) picks, in the selector's order.
 
@@ -43,12 +43,13 @@ import copy
 import logging
 from dataclasses import dataclass, field
 from collections.abc import Mapping
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from mempursuit_core import Selection, Selector, resolve_selector
-from mempursuit_core.validation import checked_order
+from mempursuit_core.options import DEFAULT_POOL, ReadOptions
+from mempursuit_core.validation import check_int, checked_order
 from mempursuit_core.signals import pool_signals
 
 __all__ = [
@@ -66,16 +67,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_POOL_SIZE = 200
+DEFAULT_POOL_SIZE = DEFAULT_POOL  # the old name
+DEFAULT_K = 10  # SimpleMem returns its whole pool: a budget of its own
 FTS_COLUMN = "lossless_restatement"  # what SimpleMem's keyword channel searches
-
-
-def _check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
 
 
 @dataclass
@@ -85,7 +79,7 @@ class SimpleMemPool:
     Attributes
     ----------
     entries : list of MemoryEntry, length P
-        The retriever's de-duplicated result in native order, capped at ``pool_size``.
+        The retriever's de-duplicated result in native order, capped at ``pool``.
     vectors : ndarray of float32, shape (P, d)
         The stored ``vector`` of each entry, read from LanceDB (not re-embedded).
     query_vector : ndarray of float32, shape (d,)
@@ -118,7 +112,7 @@ class SimpleMemSelection:
     pool : SimpleMemPool or None
         The pool with its vectors (None when the failure came before the vectors were read).
     native : list of MemoryEntry
-        The retriever's de-duplicated result, native order, before the ``pool_size`` cap.
+        The retriever's de-duplicated result, native order, before the ``pool`` cap.
     selection : Selection or None
     fallback_reason : str or None
     """
@@ -329,45 +323,62 @@ class MemPursuitRetriever:
     Parameters
     ----------
     retriever : SimpleMem ``HybridRetriever`` (0.1.0 or newer) or a duck-typed equivalent
-    k : int, default 10
-        How many entries ``retrieve`` returns (SimpleMem itself returns its whole pool).
-    pool_size : int, default 200
-        ``P``: the native pool is cut to its first ``P`` unique entries before selection.
-    policy : str or Selector, default "mempursuit"
+    k : int or None, default None (10)
+        Budget ``K``: how many entries ``retrieve`` returns. SimpleMem itself returns its whole
+        pool, so there is no framework ``top_k`` to follow: ``None`` means 10.
+    pool : int, default 200
+        ``P``: the native pool is cut to its first ``P`` unique entries before selection
+        (raised to ``K`` when smaller).
+    policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
         A registered selector name or a ready selector; ``"native"`` returns the native first
-        ``k`` (the "w/o" baseline).
+        ``k`` (the "w/o" baseline), ``"mempursuit"`` is the paper's rule.
+    policy_options : dict, optional
+        Passed to :func:`mempursuit_core.get_selector`; other keyword arguments are taken as
+        policy options too.
+    strict : bool, default False
+        False: if reading vectors, embedding the query or selecting fails, log the reason at
+        WARNING and return the native first ``k``. True re-raises. Failures of SimpleMem's own
+        retrieval are SimpleMem's and always propagate.
     deterministic : bool, default True
         Run SimpleMem's planned searches sequentially (see the module notes).
-    fallback : bool, default True
-        If reading vectors, embedding the query or selecting fails, log the reason at WARNING
-        and return the native first ``k``. False re-raises. Failures of SimpleMem's own
-        retrieval are SimpleMem's and always propagate.
-    **policy_options
-        Passed to :func:`mempursuit_core.get_selector`.
+
+    The options are the same for every adapter (:class:`mempursuit_core.options.ReadOptions`);
+    ``pool_size=`` and ``fallback=`` are the old names (deprecated).
     """
 
     def __init__(
         self,
         retriever: Any,
         *,
-        k: int = 10,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        policy: str | Selector = "mempursuit",
+        k: int | None = None,
+        pool: int | None = None,
+        policy: str | Selector | None = None,
+        policy_options: Mapping[str, Any] | None = None,
+        strict: bool | None = None,
         deterministic: bool = True,
-        fallback: bool = True,
-        **policy_options: Any,
+        **options: Any,
     ):
         if isinstance(retriever, MemPursuitRetriever):
             retriever = retriever.retriever
         if not callable(getattr(retriever, "retrieve", None)):
             raise TypeError(f"{type(retriever).__name__} has no retrieve(query) method")
         self.retriever = retriever
-        self.k = _check_positive_int("k", k)
-        self.pool_size = _check_positive_int("pool_size", pool_size)
-        self.selector = resolve_selector(policy, **policy_options)
+        self.options = ReadOptions.build("MemPursuitRetriever", k=k, pool=pool, policy=policy,
+                                         policy_options=policy_options, strict=strict, **options)
+        self.k = DEFAULT_K if self.options.k is None else self.options.k
+        self.selector = self.options.selector()
         self.deterministic = bool(deterministic)
-        self.fallback = bool(fallback)
         self._warned_lexical = False
+
+    @property
+    def pool_size(self) -> int:
+        """``P`` (the ``pool`` option)."""
+        return self.options.pool
+
+    @property
+    def fallback(self) -> bool:
+        """Whether a failure returns SimpleMem's native first ``k`` (``not strict``)."""
+        return not self.options.strict
 
     def __getattr__(self, name: str) -> Any:
         if name == "retriever":
@@ -376,7 +387,7 @@ class MemPursuitRetriever:
 
     def __repr__(self) -> str:
         return (f"MemPursuitRetriever({type(self.retriever).__name__}, k={self.k}, "
-                f"pool_size={self.pool_size}, policy={getattr(self.selector, 'name', '?')!r})")
+                f"pool={self.options.pool}, policy={getattr(self.selector, 'name', '?')!r})")
 
     @property
     def vector_store(self) -> Any:
@@ -415,9 +426,9 @@ class MemPursuitRetriever:
         return self._unique(self._run(query, enable_reflection))
 
     def pool_from(self, query: str, entries: Sequence[Any]) -> SimpleMemPool:
-        """The pool for a given native result: first ``pool_size`` entries with their vectors."""
+        """The pool for a given native result: first ``pool`` entries with their vectors."""
         entries = self._unique(entries)
-        kept = entries[: self.pool_size]
+        kept = entries[: self.options.pool_size(self.k)]
         store = self.vector_store
         query_vector = np.asarray(store.embedding_model.encode_single(query, is_query=True),
                                   dtype=np.float32).reshape(-1)
@@ -443,7 +454,7 @@ class MemPursuitRetriever:
         ``entries`` is what ``HybridRetriever.retrieve`` returned (de-duplicated here by
         ``entry_id``, first occurrence kept).
         """
-        k = self.k if k is None else _check_positive_int("k", k)
+        k = self.k if k is None else check_int("k", k)
         native = list(entries)
         pool = None
         try:
@@ -460,7 +471,7 @@ class MemPursuitRetriever:
             return SimpleMemSelection(entries=[pool.entries[i] for i in order], pool=pool,
                                       native=native, selection=selection)
         except Exception as exc:  # the adapter must never cost the user the native result
-            if not self.fallback:
+            if self.options.strict:
                 raise
             reason = f"{type(exc).__name__}: {exc}"
             logger.warning(
@@ -494,7 +505,7 @@ class MemPursuitRetriever:
     def select(self, query: str, enable_reflection: bool | None = None, *, k: int | None = None
                ) -> SimpleMemSelection:
         """Retrieve, select and report: the story behind :meth:`retrieve`."""
-        k = self.k if k is None else _check_positive_int("k", k)
+        k = self.k if k is None else check_int("k", k)
         return self.select_from(query, self._run(query, enable_reflection), k)
 
     def retrieve(self, query: str, enable_reflection: bool | None = None, *, k: int | None = None

@@ -177,7 +177,7 @@ class LightMemBackend:
         if query_vector is not None:
             self._text_embedder.prefill([query], np.asarray(query_vector)[None, :])
         try:
-            pool = MemPursuitLightMemory(memory, policy="native", fallback=False).pool(
+            pool = MemPursuitLightMemory(memory, policy="native", strict=True).pool(
                 query, size=size)
         finally:
             self._text_embedder.clear()

@@ -173,8 +173,7 @@ class SimpleMemBackend:
         retriever = _retriever_class()(llm_client=None, vector_store=store,
                                        semantic_top_k=size, enable_planning=False,
                                        enable_reflection=False)
-        wrapper = MemPursuitRetriever(retriever, pool_size=size, policy="native",
-                                      fallback=False)
+        wrapper = MemPursuitRetriever(retriever, pool=size, policy="native", strict=True)
         with self._silence():
             pool = wrapper.pool(query)
         uids = pool.entry_ids
