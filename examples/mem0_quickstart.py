@@ -5,9 +5,9 @@
 
 Writes a few raw memories (``infer=False``: no LLM call) into a local Qdrant store with the
 packaged all-MiniLM-L6-v2 embedder, then searches twice: Mem0's native top-4 and the 4 that
-MemPursuit picks from Mem0's own pool of 200. The swap is the ``"reranker"`` block (plus
-``import mempursuit_mem0``, which registers the provider); with code instead of config it is
-``memory = mempursuit_mem0.wrap(memory, k=4)``.
+the default read policy picks from Mem0's own pool of 200. The swap is the ``"reranker"`` block
+(plus ``import mempursuit_mem0.provider``, which registers the provider); with code instead of
+config it is ``memory = mempursuit_mem0.wrap(memory, k=4)``.
 """
 
 import os
@@ -59,16 +59,14 @@ def main() -> None:
     config["vector_store"]["config"] = {"client": native.vector_store.client,
                                         "collection_name": "quickstart",
                                         "embedding_model_dims": 384}
-    config["reranker"] = {"provider": "mempursuit",
-                          "config": {"k": 4, "pool": 200, "policy": "mempursuit"}}
+    config["reranker"] = {"provider": "mempursuit", "config": {"k": 4}}  # the default policy
     config["history_db_path"] = os.path.join(workdir, "history-pursuit.db")
     memory = Memory.from_config(config)
 
-    print("\nMemPursuit (4 from Mem0's pool; step / native rank / weight):")
+    print("\nWith the swap (4 from Mem0's pool; step / Mem0's rank):")
     for r in memory.search(QUERY, filters={"user_id": "alice"})["results"]:
         how = r["metadata"]["mempursuit"]
-        print(f"  step {how['step']}  native #{how['native_rank']}  w={how['weight']:.2f}  "
-              f"{r['memory']}")
+        print(f"  step {how['step']}  Mem0 #{how['native_rank']}  {r['memory']}")
     memory.close()
     native.close()
     native.vector_store.client.close()
