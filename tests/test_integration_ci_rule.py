@@ -1,4 +1,4 @@
-"""``integration_tests/conftest.py``: with ``CI=true`` a module skipped as a whole fails the run.
+"""The root ``conftest.py``: with ``CI=true`` a module skipped as a whole fails the run.
 
 Each case runs pytest in a subprocess on a tiny test tree that uses a copy of that conftest.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-CONFTEST = Path(__file__).resolve().parents[1] / "integration_tests" / "conftest.py"
+CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 
 MODULES = {
     "test_ok.py": "def test_fine():\n    assert True\n",
@@ -63,7 +63,10 @@ def _tree(tmp_path, names):
     pkg = root / "integration_tests"
     pkg.mkdir(parents=True)
     (root / "pytest.ini").write_text("[pytest]\naddopts = -ra\n")
-    shutil.copy(CONFTEST, pkg / "conftest.py")
+    shutil.copy(CONFTEST, root / "conftest.py")
+    (root / "tests").mkdir()  # outside integration_tests/: the rule leaves it alone
+    (root / "tests" / "test_unit.py").write_text(
+        "import pytest\npytest.importorskip('no_such_unit_dep_xyz')\n")
     for name in names:
         (pkg / name).write_text(textwrap.dedent(MODULES[name]))
     return root
@@ -73,7 +76,7 @@ def _run(root, ci):
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:
         env["CI"] = ci
-    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "integration_tests"],
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests", "integration_tests"],
                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
     return out.returncode, out.stdout + out.stderr
 
@@ -84,7 +87,8 @@ def test_module_skipped_at_collection_fails_in_ci(tmp_path):
     assert rc == pytest.ExitCode.TESTS_FAILED, text
     assert "integration modules skipped as a whole (CI=true)" in text
     assert "integration_tests/test_gone.py: skipped at collection: needs the [xyz] extra" in text
-    assert "1 passed, 1 skipped" in text
+    section = text.split("skipped as a whole (CI=true)")[1].split("CI installs every extra")[0]
+    assert "1 passed, 2 skipped" in text and "test_unit.py" not in section  # not an integration test
 
 
 def test_the_same_tree_passes_outside_ci(tmp_path):
@@ -109,7 +113,7 @@ def test_real_lightmem_is_the_named_exception(tmp_path):
     root = _tree(tmp_path, ["test_ok.py", "test_partly.py", "test_lightmem.py"])
     rc, text = _run(root, "true")
     assert rc == pytest.ExitCode.OK, text
-    assert "skipped as a whole" not in text and "3 skipped" in text
+    assert "skipped as a whole" not in text and "4 skipped" in text
 
 
 def test_failures_keep_their_own_exit_status(tmp_path):

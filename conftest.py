@@ -1,5 +1,8 @@
 """Session rule for the integration tests: in CI, a framework module must not vanish silently.
 
+(A root conftest on purpose: a second ``conftest.py`` outside a package would shadow
+``tests/conftest.py`` in ``sys.modules``, which the unit tests import helpers from.)
+
 With ``CI=true`` (GitHub Actions and most CI services set it) every extra is installed, so an
 integration module skipped as a whole means the real framework never ran although the run is
 green. Such a run fails, naming the module and the skip reason, when
@@ -11,8 +14,9 @@ green. Such a run fails, naming the module and the skip reason, when
 unless the skipped node ids are listed in :data:`ALLOWED_CI_SKIPS` with the reason. Outside CI
 nothing changes: skips stay skips, with their reasons in the ``-ra`` summary.
 
-Test-level fixtures and helpers live in the modules that use them (``mem0_fixtures.py``,
-``dialogue_fixture.py``, ``signal_probe.py``); this file holds only this rule.
+Only modules under ``integration_tests/`` are concerned. Their fixtures and helpers live in the
+modules that use them (``mem0_fixtures.py``, ``dialogue_fixture.py``, ``signal_probe.py``);
+this file holds only this rule.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 
 
+INTEGRATION = "integration_tests/"
+
+
 def _module_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
@@ -53,11 +60,13 @@ _outcomes: dict[str, dict[str, tuple[str, str]]] = {}  # module -> test node id 
 
 
 def pytest_collectreport(report):
-    if report.skipped and report.nodeid.endswith(".py"):
+    if report.skipped and report.nodeid.endswith(".py") and report.nodeid.startswith(INTEGRATION):
         _module_skips[report.nodeid] = _reason(report.longrepr)
 
 
 def pytest_runtest_logreport(report):
+    if not report.nodeid.startswith(INTEGRATION):
+        return
     tests = _outcomes.setdefault(_module_of(report.nodeid), {})
     if report.skipped:
         tests[report.nodeid] = ("skipped", _reason(report.longrepr))
@@ -103,4 +112,4 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.line(line, red=True)
     terminalreporter.line("CI installs every extra, so these skips fail the run; install what the "
                           "reason names, or list the node id in ALLOWED_CI_SKIPS "
-                          "(integration_tests/conftest.py) with why.")
+                          "(conftest.py at the repository root) with why.")
