@@ -166,6 +166,9 @@ def emily(minilm):
 
 @pytest.fixture(scope="module")
 def sample_emily(minilm):
+    if not SAMPLE_EN.exists():  # module scope: set up before the autouse skip above runs
+        pytest.skip(f"checks MemoryBank's published sample files, not found in {SAMPLE} "
+                    "(set MEMPURSUIT_MEMORYBANK_DATA)")
     return MemoryBankStore.open(SAMPLE_EN, "Emily", embedder=minilm, persist=False)
 
 
