@@ -1,4 +1,4 @@
-"""Helpers for the Mem0 integration tests: offline environment, LoCoMo turns, Mem0 configs.
+"""Helpers for the Mem0 integration tests: offline environment, dialogue turns, Mem0 configs.
 
 Not a conftest: imported explicitly by ``test_mem0*.py`` so that nothing here leaks into other
 frameworks' tests.
@@ -6,13 +6,12 @@ frameworks' tests.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
+
+from dialogue_fixture import fixture_conversation, fixture_path, locomo_time  # noqa: F401
 
 OFFLINE_ENV = {
     "MEM0_TELEMETRY": "False",
@@ -31,42 +30,14 @@ def set_offline_env() -> None:
 
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO", ROOT.parent / "shared/data/locomo/locomo10.json"))
-
-_DATE = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
-
-
-def locomo_time(text: str) -> str:
-    """``"1:56 pm on 8 May, 2023"`` -> ``"2023-05-08T13:56:00"``."""
-    m = _DATE.match(text)
-    if not m:
-        raise ValueError(f"unexpected LoCoMo session time {text!r}")
-    hh, mm, ampm, day, month, year = m.groups()
-    mon = datetime.strptime(month[:3].title(), "%b").month
-    hour = int(hh) % 12 + (12 if ampm.lower() == "pm" else 0)
-    return datetime(int(year), mon, int(day), hour, int(mm)).isoformat()
+#: LoCoMo-format file the Mem0 tests build their stores from: the project's own fixture, unless
+#: ``MEMPURSUIT_LOCOMO`` names another file in the same format (e.g. the real ``locomo10.json``).
+LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO") or fixture_path())
 
 
 def locomo_conversation(index: int = 0) -> dict:
-    """One LoCoMo conversation: ``sample_id``, ``turns`` (dicts) and ``qa``."""
-    with open(LOCOMO, encoding="utf-8") as fh:
-        sample = json.load(fh)[index]
-    conv = sample["conversation"]
-    sessions = sorted(
-        (int(k.split("_")[1]), k) for k in conv if re.fullmatch(r"session_\d+", k)
-    )
-    turns = []
-    for n, key in sessions:
-        when = locomo_time(conv[f"{key}_date_time"])
-        for t in conv[key]:
-            turns.append({
-                "text": f"{t['speaker']}: {t['text']}",
-                "dia_id": t["dia_id"],
-                "session": n,
-                "speaker": t["speaker"],
-                "created_at": when,
-            })
-    return {"sample_id": sample["sample_id"], "turns": turns, "qa": sample["qa"]}
+    """One conversation of ``LOCOMO``: ``sample_id``, ``turns`` (dicts) and ``qa``."""
+    return fixture_conversation(index, LOCOMO)
 
 
 def model_path() -> str:

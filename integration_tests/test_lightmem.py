@@ -3,7 +3,8 @@
 Part 1 (runs wherever qdrant-client and the packaged MiniLM are installed, i.e. in CI): a Qdrant
 collection laid out exactly as LightMem's ``LightMemory.offline_update`` writes it (cosine,
 one point per ``MemoryEntry``, vector = embedding of ``entry.memory``, payload = the entry's
-fields), built from LoCoMo observations, read through a minimal stand-in with LightMem's
+fields), built from the LoCoMo-format observations of the project's dialogue fixture
+(``tests/fixtures/dialogue.json``, conversation ``dlg-1``), read through a minimal stand-in with LightMem's
 ``retrieve`` semantics (one ``query_points`` call of ``limit`` hits, formatted
 ``"time_stamp weekday memory"``).
 
@@ -42,6 +43,7 @@ from qdrant_client.models import (  # noqa: E402
     VectorParams,
 )
 
+from dialogue_fixture import fixture_path  # noqa: E402
 from signal_probe import SignalProbe  # noqa: E402
 from mempursuit_core import Selector, get_selector, select  # noqa: E402
 from mempursuit_lightmem import (  # noqa: E402
@@ -52,7 +54,9 @@ from mempursuit_lightmem import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO", ROOT.parent / "shared/data/locomo/locomo10.json"))
+#: LoCoMo-format data: the project's own dialogue (tests/fixtures/dialogue.json), unless
+#: MEMPURSUIT_LOCOMO names another file in that format.
+LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO") or fixture_path())
 
 # The payload LightMemory.offline_update writes for each MemoryEntry
 # (lightmem/memory/lightmem.py, offline_update), in its order.
@@ -94,8 +98,6 @@ class HFEmbedder:
 
 def locomo_entries(sample_index: int = 0) -> tuple[list[dict], list[dict]]:
     """LoCoMo observations of one conversation as LightMem MemoryEntry fields, plus its QA."""
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo data not found at {LOCOMO} (set MEMPURSUIT_LOCOMO)")
     sample = json.loads(LOCOMO.read_text())[sample_index]
     conv = sample["conversation"]
     speakers = {conv["speaker_a"]: "speaker_a", conv["speaker_b"]: "speaker_b"}

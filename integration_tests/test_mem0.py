@@ -1,6 +1,8 @@
 """The Mem0 adapter against real Mem0 (mem0ai 2.x), offline.
 
-Stores: Qdrant local (built with ``Memory.add(..., infer=False)``, one memory per LoCoMo turn,
+Data: the project's LoCoMo-format dialogue ``tests/fixtures/dialogue.json`` (conversation
+``dlg-1``, see ``dialogue_fixture.py``); the queries below are written for it.
+Stores: Qdrant local (built with ``Memory.add(..., infer=False)``, one memory per dialogue turn,
 backdated ``created_at``), FAISS and Chroma (built with ``add_bulk`` from the same texts).
 Embedder: the packaged all-MiniLM-L6-v2 through Mem0's own ``huggingface`` provider.
 Every store is built once per module.
@@ -40,11 +42,11 @@ K = 10
 P = 200
 OTHER = "someone-else"
 QUERIES = [
-    "When did Caroline go to the LGBTQ support group?",
-    "What did Melanie paint?",
-    "What fields would Caroline be likely to pursue in her education?",
-    "What activities does Melanie do with her kids?",
-    "Where did Caroline move from?",
+    "When did Priya start bouldering at The Crag?",
+    "What does Priya bake?",
+    "What career might Priya pursue after her physiotherapy course?",
+    "What activities does Tomas do with Elsa?",
+    "Where did Tomas move from?",
 ]
 LOG = "mempursuit_mem0"
 
@@ -103,7 +105,7 @@ def pursuit_qdrant(native_qdrant, workdir):
 
 @pytest.fixture(scope="module")
 def turn_vectors(native_qdrant, conversation):
-    """Stored vectors of every conv-26 memory, read back from Qdrant (for the other stores)."""
+    """Stored vectors of every dlg-1 memory, read back from Qdrant (for the other stores)."""
     user = conversation["sample_id"]
     listed = native_qdrant.get_all(filters={"user_id": user}, top_k=10_000)["results"]
     by_text = {r["memory"]: r["id"] for r in listed}
@@ -203,10 +205,12 @@ def test_reranker_config_is_strict(workdir):
     with pytest.raises(ValueError):
         MemPursuitRerankerConfig(k=0)
     assert MemPursuitRerankerConfig(top_k=7).to_settings().k == 7
+    # A Qdrant local store of its own (no faiss needed, no lock shared with native_qdrant).
+    cfg = fx.base_config(workdir, store="qdrant", collection="badpolicy",
+                         reranker={"provider": "mempursuit", "config": {"policy": "no-such-policy"}})
+    cfg["vector_store"]["config"]["path"] = str(workdir / "qdrant-badpolicy")
     with pytest.raises(UnknownNameError, match="registered"):
-        Mem0Memory.from_config(fx.base_config(
-            workdir, store="faiss", collection="badpolicy",
-            reranker={"provider": "mempursuit", "config": {"policy": "no-such-policy"}}))
+        Mem0Memory.from_config(cfg)
 
 
 # ----------------------------------------------------------------------------- the swap
@@ -299,7 +303,7 @@ def test_pursuit_reorders_the_same_pool(native_qdrant, pursuit_qdrant, conversat
                 assert r[key] == native_item[key]
             user_meta = {k: v for k, v in r["metadata"].items() if k != "mempursuit"}
             assert user_meta == native_item["metadata"]
-            assert r["created_at"].startswith("2023-")  # backdated LoCoMo session time
+            assert r["created_at"].startswith("2023-")  # backdated session time of the dialogue
             assert "score_details" not in r
         assert abs(sum(weights) - 1.0) < 1e-6 and min(weights) >= 0.0
     assert replaced > 0  # pursuit does change what a K-budget holds
@@ -496,7 +500,7 @@ def hybrid_qdrant(workdir, conversation, turn_vectors, native_qdrant):
 def test_qdrant_hybrid_signals_and_named_vectors(hybrid_qdrant, conversation, turn_vectors):
     memory, filters = hybrid_qdrant, _user(conversation)
     texts = [t["text"] for t in conversation["turns"][:150]]
-    q = "Melanie painted a sunrise lake"
+    q = "Priya baked a sourdough loaf"
     ref = memory.search(q, filters=filters, top_k=P, explain=True)["results"]
     bm25 = np.array([r["score_details"]["bm25_score"] for r in ref])
     assert (bm25 > 0).any()  # Mem0's hybrid score is on
@@ -567,7 +571,7 @@ def test_the_default_policy_reads_mem0s_pool_and_signals(hybrid_qdrant, conversa
 
 def test_dense_only_mem0_has_no_lexical_signal(native_qdrant, conversation):
     filters = _user(conversation)
-    prepared = collect_pool(native_qdrant, "Melanie painted a sunrise lake", filters, P)
+    prepared = collect_pool(native_qdrant, "Priya baked a sourdough loaf", filters, P)
     assert "lexical" not in prepared.signals  # every bm25_score is 0: the channel is off
     sel = get_selector("pursuit-center").select(prepared.query_vector, prepared.vectors, K,
                                                 signals=prepared.signals)
@@ -617,7 +621,7 @@ def test_pgvector(native_pgvector, conversation, turn_vectors):
     by_text = {t["text"]: i for i, t in enumerate(conversation["turns"])}
     # Mem0's pgvector keyword channel is plainto_tsquery (every term must match), so it fires
     # for short queries: two of those make sure the hybrid path is exercised.
-    queries = QUERIES + ["support group", "Melanie pottery"]
+    queries = QUERIES + ["climbing gym", "Priya sourdough"]
     ref = {q: memory.search(q, filters=filters, top_k=P, explain=True)["results"] for q in queries}
     ref_k = {q: [r["id"] for r in memory.search(q, filters=filters, top_k=K)["results"]]
              for q in queries}

@@ -8,6 +8,11 @@ vectors: the digests were produced once, outside this repository, by running its
 ``similarity_search_with_score_by_vector`` + ``LocalMemoryRetrieval.search_memory`` with the
 deterministic ``hash_vec`` embedder below on the summary-augmented sample users built by
 ``augment``. Everything else uses either that embedder (fast, exact) or the packaged MiniLM.
+
+Data: the project's own MemoryBank-format files in ``tests/fixtures/memorybank`` (invented users,
+laid out and named like MemoryBank's sample files), so the module runs on a fresh clone. Only the
+tests in ``SAMPLE_ONLY`` read MemoryBank's published sample (``MEMPURSUIT_MEMORYBANK_DATA``, else
+``../shared/data/memorybank``) and skip, with the reason, when it is absent.
 """
 
 import hashlib
@@ -41,14 +46,20 @@ from mempursuit_memorybank import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MEMPURSUIT_MEMORYBANK_DATA", ROOT.parent / "shared/data/memorybank"))
+DATA = ROOT / "tests" / "fixtures" / "memorybank"
 EN_FILE, CN_FILE, PROBES = DATA / "memory_bank_en.json", DATA / "memory_bank_cn.json", DATA / "probing_en.jsonl"
+SAMPLE = Path(os.environ.get("MEMPURSUIT_MEMORYBANK_DATA", ROOT.parent / "shared/data/memorybank"))
+SAMPLE_EN, SAMPLE_CN = SAMPLE / "memory_bank_en.json", SAMPLE / "memory_bank_cn.json"
+#: Tests that check MemoryBank's published sample files themselves (digests of MemoryBank's own
+#: output on them, a hand-checked answer from them).
+SAMPLE_ONLY = {"test_matches_memorybank_own_code", "test_hand_checked_probe"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _data():
-    if not EN_FILE.exists():
-        pytest.skip(f"MemoryBank samples not found in {DATA} (set MEMPURSUIT_MEMORYBANK_DATA)")
+@pytest.fixture(autouse=True)
+def _data(request):
+    if request.node.originalname in SAMPLE_ONLY and not (SAMPLE_EN.exists() and SAMPLE_CN.exists()):
+        pytest.skip(f"checks MemoryBank's published sample files, not found in {SAMPLE} "
+                    "(set MEMPURSUIT_MEMORYBANK_DATA)")
 
 
 def hash_vec(text, d=32):
@@ -129,7 +140,7 @@ KS = (1, 2, 3, 5, 8)
 
 @pytest.mark.parametrize("user", list(GOLDEN))
 def test_matches_memorybank_own_code(user):
-    lang, path = ("cn", CN_FILE) if user in ("张曼婷", "王峰") else ("en", EN_FILE)
+    lang, path = ("cn", SAMPLE_CN) if user in ("张曼婷", "王峰") else ("en", SAMPLE_EN)
     users = [u for u in GOLDEN if (u in ("张曼婷", "王峰")) == (lang == "cn")]
     store = hash_store(augment(load(path), users), user)  # language detected: "auto"
     assert store.language == lang
@@ -154,6 +165,14 @@ def emily(minilm):
     return MemoryBankStore.open(EN_FILE, "Emily", embedder=minilm, persist=False)
 
 
+@pytest.fixture(scope="module")
+def sample_emily(minilm):
+    if not SAMPLE_EN.exists():  # module scope: set up before the autouse skip above runs
+        pytest.skip(f"checks MemoryBank's published sample files, not found in {SAMPLE} "
+                    "(set MEMPURSUIT_MEMORYBANK_DATA)")
+    return MemoryBankStore.open(SAMPLE_EN, "Emily", embedder=minilm, persist=False)
+
+
 def probes(user):
     for line in PROBES.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
@@ -175,7 +194,8 @@ def test_native_seeds_are_faiss_l2_top_k(emily):
             assert np.allclose(res.seed_distances, d2[list(res.seeds)], atol=1e-4)
 
 
-def test_hand_checked_probe(emily):
+def test_hand_checked_probe(sample_emily):
+    emily = sample_emily
     res = emily.read("I recommended a science fiction movie before, what was it?", k=2,
                      policy="native")
     assert "The Wandering Earth" in emily.documents[res.seeds[0]].text

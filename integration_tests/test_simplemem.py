@@ -1,7 +1,7 @@
 """SimpleMem adapter against the real simplemem 0.1.0 and a real LanceDB store, offline.
 
-The store is built with SimpleMem's own ``VectorStore.add_entries`` (no LLM) from LoCoMo
-observations, embedded by SimpleMem's ``EmbeddingModel`` loading the packaged all-MiniLM-L6-v2.
+The store is built with SimpleMem's own ``VectorStore.add_entries`` (no LLM) from the LoCoMo-format
+observations of the project's dialogue fixture (``tests/fixtures/dialogue.json``, ``dlg-1``), embedded by SimpleMem's ``EmbeddingModel`` loading the packaged all-MiniLM-L6-v2.
 Retrievers exercised:
 
 * the real 0.1.0 ``HybridRetriever`` without planning (one semantic search, no LLM);
@@ -37,6 +37,7 @@ pytest.importorskip("lancedb", reason="needs the [simplemem] extra")
 
 from simplemem import MemoryEntry  # noqa: E402
 
+from dialogue_fixture import fixture_path  # noqa: E402
 from signal_probe import SignalProbe  # noqa: E402
 from mempursuit_core import Selection, Selector, select  # noqa: E402
 from mempursuit_simplemem import (  # noqa: E402
@@ -48,7 +49,9 @@ from mempursuit_simplemem import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO", ROOT.parent / "shared/data/locomo/locomo10.json"))
+#: LoCoMo-format data: the project's own dialogue (tests/fixtures/dialogue.json), unless
+#: MEMPURSUIT_LOCOMO names another file in that format.
+LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO") or fixture_path())
 pytestmark = pytest.mark.filterwarnings(
     # sentence-transformers 5+/6 renamed the dimension getter simplemem 0.1.0 calls
     "ignore:.*get_sentence_embedding_dimension.*",
@@ -77,8 +80,6 @@ def embedding_model(minilm_path):
 
 def locomo_entries(sample_index: int = 0):
     """LoCoMo observations as SimpleMem MemoryEntry records, plus the QA of that conversation."""
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo data not found at {LOCOMO} (set MEMPURSUIT_LOCOMO)")
     sample = json.loads(LOCOMO.read_text())[sample_index]
     conv = sample["conversation"]
     entries = []
@@ -176,7 +177,7 @@ def test_pursuit_reorders_the_same_pool(semantic_retriever, locomo0, k):
         expected = select(pool.query_vector, pool.vectors, k).order
         assert got == [pool.entries[i].entry_id for i in expected]
         changed += got != ids(native[:k])
-    assert changed > 0, "MemPursuit never changed SimpleMem's first K on 12 LoCoMo questions"
+    assert changed > 0, "MemPursuit never changed SimpleMem's first K on 12 dialogue questions"
 
 
 def test_default_policy_and_old_option_names(semantic_retriever, locomo0):
@@ -296,11 +297,11 @@ def test_keyword_channel_needs_a_native_fts_index(tmp_path, embedding_model, loc
     if has_fts_index(store):
         pytest.skip("this lancedb still builds SimpleMem's Tantivy index; nothing to fix")
     assert "FTS index creation skipped" in printed
-    assert store.keyword_search(["support", "group"], top_k=5) == []
+    assert store.keyword_search(["climbing", "gym"], top_k=5) == []
     assert ensure_fts_index(store) is True
     assert has_fts_index(store) and ensure_fts_index(store) is False
-    hits = store.keyword_search(["support", "group"], top_k=5)
-    assert hits and any("support group" in e.lossless_restatement for e in hits)
+    hits = store.keyword_search(["climbing", "gym"], top_k=5)
+    assert hits and any("climbing gym" in e.lossless_restatement for e in hits)
     # rows added after the index are searched as well
     store.add_entries([MemoryEntry(entry_id="late", lossless_restatement="A zebrafish aquarium")])
     assert ids(store.keyword_search(["zebrafish"], top_k=3)) == ["late"]
@@ -493,7 +494,7 @@ def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, l
     backend.build(units, embedder=embedder, workdir=tmp_path)
     assert all(has_fts_index(backend._stores[g]) for g in ("conv-a", "conv-b"))
     matched = unmatched = 0
-    for q in questions(locomo0[1], 3) + ["pottery class"]:
+    for q in questions(locomo0[1], 3) + ["sourdough starter"]:
         pool = backend.pool("conv-a", q, 40)
         assert "lexical" not in pool.signals.computed()
         direct = direct_fts(backend._stores["conv-a"].table, q)
@@ -544,8 +545,8 @@ def direct_fts(table, query):
 def test_lexical_signal_is_lancedb_fts_score_in_pool_order(store, semantic_retriever, locomo0):
     ensure_fts_index(store)
     matched = unmatched = 0
-    # LoCoMo questions name a speaker (every entry matches); short topic queries leave some out
-    for q in questions(locomo0[1], 4) + ["pottery class", "adoption agencies"]:
+    # the questions name a speaker (most entries match); short topic queries leave some out
+    for q in questions(locomo0[1], 4) + ["sourdough starter", "greyhound shelter"]:
         probe = LexicalProbe()
         details = MemPursuitRetriever(semantic_retriever, k=10, policy=probe,
                                       strict=True).select(q)

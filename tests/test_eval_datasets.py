@@ -1,4 +1,6 @@
-"""Benchmark loaders on the shared copies of LoCoMo, LongMemEval and BEAM."""
+"""Benchmark loaders: the LoCoMo loader on the project's LoCoMo-format fixture, and every loader
+on the shared copies of LoCoMo, LongMemEval and BEAM (those tests check the published files
+themselves and skip without ``../shared/data``)."""
 
 import gzip
 import json
@@ -24,6 +26,45 @@ LME_ORACLE = DATA / "longmemeval" / "longmemeval_oracle.json.gz"
 BEAM = DATA / "beam" / "100K"
 
 needs_data = pytest.mark.skipif(not LOCOMO.exists(), reason="benchmark data in ../shared/data")
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "dialogue.json"
+
+
+def test_locomo_loader_on_the_fixture():
+    ds = load_locomo(FIXTURE)
+    assert len(ds.units) == 186 and len({u.uid for u in ds.units}) == 186
+    assert ds.groups() == ["dlg-1", "dlg-2"] and len(ds.questions) == 41
+    assert Counter(q.category for q in ds.questions) == {
+        "single-hop": 15, "multi-hop": 15, "temporal": 9, "open-domain": 2}
+    assert not ds.notes and all(q.gold_sessions and not q.unresolved_evidence for q in ds.questions)
+    u = ds.units[0]
+    assert u.uid == "dlg-1/D1:1" and u.session_id == "dlg-1/S1" and u.source_ids == ("dlg-1/D1:1",)
+    assert u.timestamp == "2023-03-03T10:15:00" and u.text.startswith("Priya: ")
+    assert ds.units[-1].uid == "dlg-2/D5:13" and ds.units[-1].timestamp == "2023-04-16T15:45:00"
+    turns = {x.uid for x in ds.units}
+    for q in ds.questions:
+        assert set(q.gold_turns) <= turns
+        assert q.gold_sessions == tuple(dict.fromkeys(t.rsplit(":", 1)[0].replace("/D", "/S")
+                                                      for t in q.gold_turns))
+    # a multi-hop question whose evidence spans three sessions
+    q = next(q for q in ds.questions if q.qid == "dlg-2/q5")
+    assert q.category == "multi-hop" and q.gold_sessions == ("dlg-2/S2", "dlg-2/S4", "dlg-2/S5")
+    assert select_questions(ds, ["2"]) == [q for q in ds.questions if q.category == "temporal"]
+    assert len(select_questions(ds)) == 41  # no adversarial questions to leave out
+
+
+def test_locomo_fixture_observations_summaries_sessions():
+    turns = {u.uid for u in load_locomo(FIXTURE).units}
+    obs = load_locomo(FIXTURE, units="observations")
+    assert len(obs.units) == 181 and sum(u.group == "dlg-1" for u in obs.units) == 124
+    assert all(u.source_ids and set(u.source_ids) <= turns for u in obs.units)
+    assert all(u.session_id.split("/S")[1] == s.split("/D")[1].split(":")[0]
+               for u in obs.units for s in u.source_ids[:1])
+    assert {u.speaker for u in obs.units} == {"Priya", "Tomas", "Marisol", "Kenji"}
+    summ = load_locomo(FIXTURE, units="summaries")
+    assert len(summ.units) == 12 and all(u.uid.endswith("/summary") for u in summ.units)
+    sess = load_locomo(FIXTURE, units="sessions")
+    assert len(sess.units) == 12 and sess.units[0].text.startswith("[10:15 am on 3 March, 2023]\nPriya: ")
+    assert sum(len(u.source_ids) for u in sess.units) == len(turns)
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,6 @@ from mempursuit_eval.qa import (
     parse_judgement,
 )
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
 
 def _tiny_model(prompt: str) -> str:
     """A deterministic stand-in 'LLM': answers with the first memory, judges by word overlap."""
@@ -169,12 +167,13 @@ def test_prompts_follow_the_paper():
     assert parse_judgement("maybe") is None
 
 
-@pytest.mark.skipif(not (DATA / "locomo" / "locomo10.json").exists(), reason="LoCoMo data")
 def test_run_eval_with_qa(server, tmp_path):
     pytest.importorskip("onnxruntime", reason='needs the [embed] extra')
     from mempursuit_eval import run_eval
 
-    kw = dict(dataset="locomo", data=str(DATA / "locomo" / "locomo10.json"), units="summaries",
+    # The project's LoCoMo-format fixture: the QA mechanics need no benchmark file.
+    fixture = Path(__file__).resolve().parent / "fixtures" / "dialogue.json"
+    kw = dict(dataset="locomo", data=str(fixture), units="summaries",
               k=(2, 4), policies=("native", "mempursuit"), limit=4, cache_dir=str(tmp_path),
               progress=False, plots=False, latency_sample=0, bootstrap=100,
               answerer_url=server.url, model="tiny", qa_k=(2,), qa_concurrency=2)

@@ -1,4 +1,6 @@
-"""End-to-end runs of the paired harness on small slices of the real benchmarks.
+"""End-to-end runs of the paired harness on the project's LoCoMo-format dialogue fixture
+(``tests/fixtures/dialogue.json``) and, where the benchmark files are present in
+``../shared/data``, on small slices of LongMemEval and BEAM.
 
 The embedder is the packaged MiniLM (int8 ONNX; the ``[embed]`` extra); one cache directory is
 shared by the tests of this module so each text is embedded once.
@@ -23,8 +25,8 @@ from mempursuit_core.hookspecs import hookimpl
 from mempursuit_core.plugins import get_plugin_manager
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-pytestmark = pytest.mark.skipif(not (DATA / "locomo" / "locomo10.json").exists(),
-                                reason="benchmark data in ../shared/data")
+#: LoCoMo-format data for the harness mechanics: the project's own fixture (2 conversations).
+LOCOMO = Path(__file__).resolve().parent / "fixtures" / "dialogue.json"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +40,7 @@ def embedder():
 
 
 def _base(cache, embedder, **kw):
-    opts = dict(dataset="locomo", data=str(DATA / "locomo" / "locomo10.json"), k=(5, 10, 20),
+    opts = dict(dataset="locomo", data=str(LOCOMO), k=(5, 10, 20),
                 policies=("native", "mempursuit", "mempursuit-adaptive"), pool=200,
                 cache_dir=str(cache), embedder=embedder, progress=False, plots=False,
                 latency_sample=5, bootstrap=200, limit=25)
@@ -92,12 +94,13 @@ def test_without_selection_equals_native_top_k(locomo_run, cache, embedder):
     """The w/o policy keeps exactly the store's exact-cosine top K, independently recomputed."""
     _, out = locomo_run
     recs = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
-    ds = load_dataset("locomo", DATA / "locomo" / "locomo10.json")
-    units = [u for u in ds.units if u.group == "conv-26"]
+    ds = load_dataset("locomo", LOCOMO)
+    assert {r["group"] for r in recs} == {"dlg-1", "dlg-2"}  # limit=25: both conversations
     emb = CachedEmbedder(embedder, cache)
-    M = emb.encode([u.text for u in units])
     qv = emb.encode([r["question"] for r in recs])
     for r, q in zip(recs, qv):
+        units = [u for u in ds.units if u.group == r["group"]]
+        M = emb.encode([u.text for u in units])
         ref = [units[i].uid for i in np.argsort(-(M @ q), kind="stable")]
         assert r["pool"] == ref[:200]
         order = r["selections"]["native"]["order"]
@@ -157,6 +160,8 @@ def test_a_plugin_selector_runs_with_no_harness_change(cache, embedder):
     assert s["results"]["test-lexical-first"]["20"]["overall"]["n"] == 6
 
 
+@pytest.mark.skipif(not (DATA / "longmemeval" / "longmemeval_oracle.json.gz").exists(),
+                    reason="LongMemEval benchmark file not in ../shared/data")
 def test_longmemeval_oracle_few_questions(cache, embedder):
     s = run_eval(**_base(cache, embedder, dataset="longmemeval-oracle",
                          data=str(DATA / "longmemeval" / "longmemeval_oracle.json.gz"), limit=3,
@@ -166,6 +171,8 @@ def test_longmemeval_oracle_few_questions(cache, embedder):
     assert o["turn_recall"] is not None and 0 <= o["complete_coverage"] <= 100
 
 
+@pytest.mark.skipif(not (DATA / "beam" / "100K").exists(),
+                    reason="BEAM benchmark files not in ../shared/data")
 def test_beam_few_questions(tmp_path):
     short = get_embedder("minilm", max_length=64, threads=2)  # long messages: keep the test quick
     s = run_eval(dataset="beam", data=str(DATA / "beam" / "100K"), groups=["4"], limit=4,
@@ -178,7 +185,7 @@ def test_beam_few_questions(tmp_path):
 
 def test_cli_eval(cache, tmp_path, capsys):
     out = tmp_path / "cli-run"
-    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(DATA / "locomo" / "locomo10.json"),
+    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(LOCOMO),
                    "--limit", "5", "--k", "5", "10", "--policies", "native", "mmr",
                    "--pool", "50", "--out", str(out), "--cache-dir", str(cache), "--quiet",
                    "--no-plots", "--latency-sample", "2", "--bootstrap", "100",
@@ -193,7 +200,7 @@ def test_cli_eval(cache, tmp_path, capsys):
                    "--quiet"])
     assert rc == 2
     assert "does not exist" in capsys.readouterr().err
-    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(DATA / "locomo" / "locomo10.json"),
+    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(LOCOMO),
                    "--policies", "no-such-policy", "--limit", "1", "--quiet",
                    "--cache-dir", str(cache), "--out", str(tmp_path / "x")])
     assert rc == 2

@@ -35,6 +35,9 @@ from mempursuit_memorybank.readpath import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The project's own MemoryBank-format files (invented users, named like MemoryBank's samples).
+FIXTURES = ROOT / "tests" / "fixtures" / "memorybank"
+#: MemoryBank's published sample files, for the tests that check those files themselves.
 DATA = Path(os.environ.get("MEMPURSUIT_MEMORYBANK_DATA", ROOT.parent / "shared/data/memorybank"))
 EN = TEMPLATES["en"]
 CN = TEMPLATES["cn"]
@@ -43,7 +46,8 @@ CN = TEMPLATES["cn"]
 def sample(name):
     path = DATA / name
     if not path.exists():
-        pytest.skip(f"MemoryBank sample {path} not found (set MEMPURSUIT_MEMORYBANK_DATA)")
+        pytest.skip(f"checks MemoryBank's published sample {path}, not found "
+                    "(set MEMPURSUIT_MEMORYBANK_DATA)")
     return path
 
 
@@ -60,6 +64,20 @@ def tiny_user(**extra):
 
 
 # ------------------------------------------------------------------------------ reading files
+def test_fixture_files_parse():
+    expected = {"memory_bank_en.json": {"Emily": 10, "Frank": 3, " Jason ": 2},
+                "memory_bank_cn.json": {"张曼婷": 3, "王峰": 7}}
+    for name, dates in expected.items():
+        data = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+        users = list_users(data)
+        assert users == list(dates)
+        for user in users:
+            mem = read_user(data, user)
+            assert len(mem.history) == dates[user]
+            assert mem.summary == {} and mem.overall_personality is None
+    assert read_user(FIXTURES / "memory_bank_en.json", "Emily").n_turns == 49
+
+
 def test_sample_files_parse():
     for name in ("memory_bank_en.json", "memory_bank_cn.json"):
         data = json.loads(sample(name).read_text(encoding="utf-8"))
@@ -221,6 +239,33 @@ def test_save_memory_file_merges_and_updates_the_memory(tmp_path):
 
 
 # ------------------------------------------------------------------------------ documents
+def test_english_fixture_documents_hand_checked():
+    mem = read_user(FIXTURES / "memory_bank_en.json", "Emily")
+    docs = build_documents(mem, "en").documents
+    assert len(docs) == mem.n_turns == 49
+    assert docs[0].text == (
+        "Conversation content on 2023-04-27:[|User|]: Hello, my name is Emily. I just moved into a "
+        "small flat near the harbour.; [|AI|]: Hello, Emily! Welcome to your new home. How are you "
+        "finding the harbour so far?"
+    )
+    assert docs[0].date == "2023-04-27" and docs[0].key == ("2023-04-27", "turn", 0)
+    assert docs[-1].key == ("2023-05-06", "turn", 4)
+    assert [d.date for d in docs] == sorted(d.date for d in docs)  # history order (sorted in the file)
+
+
+def test_chinese_fixture_documents_hand_checked():
+    mem = read_user(FIXTURES / "memory_bank_cn.json", "张曼婷")
+    assert detect_language(mem) == "cn"
+    docs = build_documents(mem, "cn").documents
+    assert docs[0].text == (
+        "时间2023-04-27的对话内容：[|用户|]： 你好，我叫张曼婷，是一名小学美术老师。; "
+        "[|AI恋人|]： 你好，张曼婷！教孩子们画画一定很有趣。"
+    )
+    forget = build_documents(mem, "cn-forget").documents
+    assert "[|AI伴侣|]： 你好，张曼婷" in forget[0].text
+    assert detect_language(read_user(FIXTURES / "memory_bank_en.json", "Emily")) == "en"
+
+
 def test_english_documents_hand_checked():
     mem = read_user(sample("memory_bank_en.json"), "Emily")
     docs = build_documents(mem, "en").documents
