@@ -216,17 +216,126 @@ def parse_policy(spec: str) -> tuple[str, dict]:
     return name, opts
 
 
+def _forwarded_keywords(fn: Callable) -> tuple[set[str], bool]:
+    """Keywords ``fn`` fixes itself in a ``Callee(..., key=value, **options)`` call (from its
+    source), and whether that could be read."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return set(), False
+    fixed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(k.arg is None for k in node.keywords):
+            fixed |= {k.arg for k in node.keywords if k.arg is not None}
+    return fixed, True
+
+
+def _factory_options(factory: Callable, depth: int = 0) -> list[str] | None:
+    """The keyword options a selector factory (a class or a function) accepts, or ``None`` when
+    they cannot be known (a ``**options`` factory whose target is not found).
+
+    A forwarding factory such as ``def _paper(**options): return PursuitSelector(adaptive=False,
+    **options)`` is followed to the selector class it calls (through its globals or closure),
+    less the keywords it fixes itself.
+    """
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    names = [p.name for p in sig.parameters.values() if p.kind in kinds]
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return names
+    code = getattr(factory, "__code__", None)
+    if depth >= 2 or code is None:
+        return None
+    targets = [factory.__globals__.get(n) for n in code.co_names]
+    targets += [c.cell_contents for c in (factory.__closure__ or ())
+                if _cell_is_set(c)]
+    targets = [t for t in targets if callable(t) and (
+        (isinstance(t, type) and callable(getattr(t, "select", None)))
+        or inspect.isfunction(t))]
+    if not targets:
+        return None
+    found: set[str] = set(names)
+    for t in targets:
+        sub = _factory_options(t, depth + 1)
+        if sub is None:
+            return None
+        found |= set(sub)
+    fixed, ok = _forwarded_keywords(factory)
+    return sorted(found - fixed) if ok else sorted(found)
+
+
+def _cell_is_set(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _takes_no_var_keywords(factory: Callable) -> bool:
+    try:
+        return not any(p.kind is inspect.Parameter.VAR_KEYWORD
+                       for p in inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_policy_options(label: str, name: str, given: dict, accepted: list[str] | None) -> None:
+    """``ValueError`` naming the policy, the first option not in ``accepted`` and those that are."""
+    unknown = [k for k in given if accepted is not None and k not in accepted]
+    if unknown and accepted:
+        raise ValueError(
+            f"policy {label!r}: {name} has no option {unknown[0]!r}; it accepts "
+            f"{', '.join(accepted)} (write {name}:KEY=VALUE with one of those, or drop "
+            "the option)")
+    if unknown:
+        raise ValueError(f"policy {label!r}: {name} takes no options (got {unknown[0]!r}); "
+                         f"give it as plain {name!r}")
+
+
 def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
-    """Selectors by label, and each label's registered selector name."""
+    """Selectors by label, and each label's registered selector name.
+
+    Every policy is built here, before any data is read or embedded, so a bad option fails at
+    once: an option the selector does not take is a ``ValueError`` naming the policy, the option
+    and the options it accepts (read from the factory's / class's signature); a bad value is a
+    ``ValueError`` naming the policy.
+    """
     from mempursuit_core import get_selector
+    from mempursuit_core.builtins import FACTORIES as BUILTIN_FACTORIES
+    from mempursuit_core.plugins import list_selector_factories
 
     out, names = {}, {}
     for label in cfg.policies:
         name, opts = parse_policy(label)
-        opts = {**cfg.policy_options.get(name, {}), **cfg.policy_options.get(label, {}), **opts}
+        given = {**cfg.policy_options.get(name, {}), **cfg.policy_options.get(label, {}), **opts}
+        opts = dict(given)
         if cfg.threads is not None and name in ("mempursuit", "mempursuit-adaptive"):
             opts.setdefault("threads", cfg.threads)
-        out[label] = get_selector(name, **opts)
+        accepted, exact = None, False
+        if given:  # built-in names first, like get_selector (no plugin loading for those)
+            factory = BUILTIN_FACTORIES.get(name) or list_selector_factories().get(name)
+            if factory is not None:
+                accepted = _factory_options(factory[0])
+                exact = _takes_no_var_keywords(factory[0])
+        # An exact signature is checked before building; a ``**options`` factory is built and
+        # its TypeError explained with the options it was inferred to forward.
+        if exact:
+            _check_policy_options(label, name, given, accepted)
+        try:
+            out[label] = get_selector(name, **opts)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, TypeError):
+                _check_policy_options(label, name, given, accepted)
+            hint = (f"; {name} accepts " + (", ".join(accepted) if accepted else "no options")
+                    if accepted is not None else "")
+            raise ValueError(f"policy {label!r}: bad option ({exc}){hint}") from None
         names[label] = name
     return out, names
 

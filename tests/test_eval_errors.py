@@ -238,3 +238,20 @@ def test_beam_bad_record_is_one_line(case, tmp_path, capsys, guard):
     root = _beam(tmp_path, chat, probing)
     _one_line_error(capsys, _argv(root, tmp_path, dataset="beam"), str(root / "1"), *needles)
     _nothing_written(tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# policy options: checked before any data is read
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, needles", [
+    (["--policies", "mmr:foo=1"], ["policy 'mmr:foo=1'", "no option 'foo'", "accepts lam"]),
+    (["--policies", "mempursuit:lam=0.5"],
+     ["policy 'mempursuit:lam=0.5'", "no option 'lam'", "ridge", "tau", "patience"]),
+    (["--policy-opt", "mmr.foo=1", "--policies", "mmr"], ["policy 'mmr'", "'foo'", "lam"]),
+    (["--policies", "native:x=1"], ["policy 'native:x=1'", "takes no options"]),
+])
+def test_unknown_policy_option_fails_before_the_data(argv, needles, tmp_path, capsys, guard):
+    missing = tmp_path / "not-there.json"  # the policy error must come first
+    _one_line_error(capsys, _argv(missing, tmp_path, *argv), *needles)
+    _nothing_written(tmp_path)
