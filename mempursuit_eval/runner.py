@@ -37,7 +37,7 @@ import numpy as np
 from mempursuit_core import DEFAULT_POLICY
 
 from .base import MemoryUnit, Pool
-from .cache import CachedEmbedder, encode_with_progress
+from .cache import CachedEmbedder, check_cache_dir, encode_with_progress
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
 from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
 from .progress import Progress
@@ -446,26 +446,30 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     timing: dict[str, float] = {}
     t_start = time.perf_counter()
 
-    selectors, base_names = _make_selectors(cfg)  # unknown names fail before any work
+    selectors, base_names = _make_selectors(cfg)  # unknown names / options fail before any work
+    # Where the results and the cache go is checked before the data is read: a bad --out or a
+    # read-only cache must not be found after the embedding.
+    if cfg.out:
+        from .report import check_out_dir
+
+        check_out_dir(Path(cfg.out))
+    cache_root = _cache_root(cfg)
+    if cache_root is not None:
+        check_cache_dir(cache_root)
 
     # 1. data --------------------------------------------------------------------------------
     t = time.perf_counter()
-    cache_root = _cache_root(cfg)
     ds_full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
                            cache_dir=cache_root or default_cache_dir(), download=cfg.download)
     questions = select_questions(ds_full, cfg.categories, cfg.limit, cfg.groups)
     if not questions:
         raise ValueError("no questions selected (check --categories / --groups / --limit)")
     ds = ds_full.subset(questions)
-    for note in ds.notes:
-        _log(cfg, f"note: {note[:500]}")
     units_by_uid: dict[str, MemoryUnit] = {u.uid: u for u in ds.units}
     missing_groups = sorted({q.group for q in questions} - {u.group for u in ds.units})
     if missing_groups:
         raise ValueError(f"questions ask groups with no units: {missing_groups[:5]}")
     timing["load"] = time.perf_counter() - t
-    _log(cfg, f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
-              f"{len(ds.groups())} group(s)")
 
     # 2. embedder and store --------------------------------------------------------------------
     from mempursuit_core.embed import get_embedder
@@ -477,7 +481,11 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         inner = get_embedder(cfg.embedder, **emb_opts)
     else:  # an Embedder instance (Python API)
         inner = cfg.embedder
-    embedder = CachedEmbedder(inner, cache_root)
+    embedder = CachedEmbedder(inner, cache_root)  # reads the shards: a corrupt one fails here
+    for note in ds.notes:
+        _log(cfg, f"note: {note[:500]}")
+    _log(cfg, f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
+              f"{len(ds.groups())} group(s)")
     store = build_backend(cfg.framework, native_order=cfg.native_order,
                           options=cfg.backend_options)
     tmp_ctx = None

@@ -255,3 +255,105 @@ def test_unknown_policy_option_fails_before_the_data(argv, needles, tmp_path, ca
     missing = tmp_path / "not-there.json"  # the policy error must come first
     _one_line_error(capsys, _argv(missing, tmp_path, *argv), *needles)
     _nothing_written(tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# --out
+# --------------------------------------------------------------------------------------------
+
+def test_out_naming_an_existing_file_fails_before_any_work(tmp_path, capsys, guard):
+    path = _locomo(tmp_path)
+    out = tmp_path / "results.txt"
+    out.write_text("keep me\n")
+    _one_line_error(capsys, _argv(path, tmp_path, out=out), f"--out {out}", "existing file")
+    assert out.read_text() == "keep me\n"
+    assert not list(tmp_path.rglob("*.npz"))
+
+
+def test_out_under_a_file_fails_before_any_work(tmp_path, capsys, guard):
+    path = _locomo(tmp_path)
+    blocker = tmp_path / "runs"
+    blocker.write_text("")
+    out = blocker / "eval-1"
+    _one_line_error(capsys, _argv(path, tmp_path, out=out), f"--out {out}", "is a file")
+    assert blocker.read_text() == ""
+    assert not list(tmp_path.rglob("*.npz"))
+
+
+def test_failure_while_writing_leaves_no_output_folder(tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime", reason="needs the [embed] extra")
+    import mempursuit_eval.report as report
+
+    def broken(*a, **k):
+        raise RuntimeError("disk went away")
+
+    monkeypatch.setattr(report, "markdown_report", broken)
+    path = _locomo(tmp_path)
+    with pytest.raises(RuntimeError, match="disk went away"):
+        cli_main(_argv(path, tmp_path, "--quiet", "--embed-threads", "1"))
+    out = tmp_path / "run"
+    assert not out.exists()
+    assert not list(tmp_path.glob(".run.part-*"))
+
+
+# --------------------------------------------------------------------------------------------
+# the cache
+# --------------------------------------------------------------------------------------------
+
+def test_read_only_cache_fails_before_embedding(tmp_path, capsys, guard, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o555)
+    real = tempfile.mkstemp
+
+    def mkstemp(*a, dir=None, **k):  # read-only even for root, who ignores the mode bits
+        if dir is not None and Path(dir).resolve().is_relative_to(cache.resolve()):
+            raise PermissionError(13, "Permission denied", str(dir))
+        return real(*a, dir=dir, **k)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    try:
+        path = _locomo(tmp_path)
+        _one_line_error(capsys, _argv(path, tmp_path, cache=cache), str(cache),
+                        "not writable", "--cache-dir", "--no-cache")
+    finally:
+        cache.chmod(0o755)
+    _nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("where", ["is the file", "under the file"])
+def test_cache_path_that_is_or_lies_under_a_file(where, tmp_path, capsys, guard):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    cache = blocker if where == "is the file" else blocker / "cache"
+    path = _locomo(tmp_path)
+    _one_line_error(capsys, _argv(path, tmp_path, cache=cache), str(cache), "is a file",
+                    "--cache-dir")
+    assert blocker.is_file() and blocker.read_text() == ""
+    _nothing_written(tmp_path)
+
+
+def test_truncated_cache_shard_names_the_shard(tmp_path, capsys, guard):
+    from mempursuit_eval.cache import CacheError
+
+    cache = tmp_path / "cache"
+    shards = EmbeddingCache(cache, _Guard.fingerprint)
+    keys = [text_key(t) for t in ("a", "b", "c")]
+    shards.add(keys, np.eye(3, 4, dtype=np.float32))
+    (shard,) = shards.dir.glob("*.npz")
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])  # truncated
+    with pytest.raises(CacheError, match=shard.name):
+        EmbeddingCache(cache, _Guard.fingerprint)
+    path = _locomo(tmp_path)
+    _one_line_error(capsys, _argv(path, tmp_path, cache=cache), str(shard), "corrupt",
+                    "delete that file")
+    assert sorted(p.name for p in shards.dir.iterdir()) == [shard.name]  # nothing new written
+    assert not (tmp_path / "run").exists()
+
+
+def test_format_errors_are_value_errors():
+    from mempursuit_eval.cache import CacheError
+    from mempursuit_eval.datasets import DatasetFormatError
+
+    # The CLI turns ValueError into exit status 2; the Python API can catch the specific kinds.
+    assert issubclass(DatasetFormatError, ValueError) and issubclass(CacheError, ValueError)
