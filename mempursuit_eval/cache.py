@@ -6,6 +6,18 @@ Layout under the cache directory (``$MEMPURSUIT_CACHE`` or ``~/.cache/mempursuit
     stores/<backend>-<hash>/               work directories of built stores
 
 Shards are written atomically and never modified, so concurrent runs can share a cache.
+
+Bad caches fail early and in one line (:class:`CacheError`, a ``ValueError``):
+
+* :func:`check_cache_dir` (called by ``mempursuit eval`` before reading any data) and
+  :class:`CachedEmbedder` (before embedding anything) check that the cache path is a folder, or
+  can be made one, and that a file can be written there; a path that is a file, lies under a
+  file, or is read-only is an error naming the path and the fix (``--cache-dir`` elsewhere or
+  ``--no-cache``), raised before any long work starts.
+* A shard that cannot be read (truncated, not a zip, wrong arrays or shapes) is an error that
+  names the shard file and says to delete it (its texts are then embedded again on the next
+  run). It is not skipped silently: shards are written atomically, so a broken one means
+  something outside this code damaged the cache, which the user should know about.
 """
 
 from __future__ import annotations
@@ -16,12 +28,50 @@ import os
 import re
 import tempfile
 import uuid
+import zipfile
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["EmbeddingCache", "CachedEmbedder", "text_key", "content_hash", "encode_with_progress"]
+__all__ = ["EmbeddingCache", "CachedEmbedder", "CacheError", "check_cache_dir", "text_key",
+           "content_hash", "encode_with_progress"]
+
+_FIX = "pass --cache-dir with a writable folder, or --no-cache"
+
+
+class CacheError(ValueError):
+    """The cache cannot be used (not a folder, not writable, a corrupt shard); the message is one
+    line naming the path and the fix."""
+
+
+def check_cache_dir(path: str | os.PathLike) -> Path:
+    """Make ``path`` a usable cache folder or raise :class:`CacheError`.
+
+    Creates the folder (and its parents) when missing, then writes and removes a probe file in
+    it, so a read-only folder is found before any work rather than after the embedding.
+    """
+    root = Path(path).expanduser()
+    if root.exists() and not root.is_dir():
+        raise CacheError(f"cache directory {root} is a file, not a folder; {_FIX}")
+    above = root
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if above.exists() and not above.is_dir():
+        raise CacheError(f"cache directory {root} lies under {above}, which is a file; {_FIX}")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheError(f"cannot create the cache directory {root} "
+                         f"({exc.strerror or exc}); {_FIX}") from None
+    try:
+        fd, probe = tempfile.mkstemp(dir=root, prefix=".write-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise CacheError(f"cache directory {root} is not writable ({exc.strerror or exc}); "
+                         f"{_FIX}") from None
+    return root
 
 
 def text_key(text: str) -> bytes:
@@ -87,13 +137,19 @@ class EmbeddingCache:
             if f.name in self._loaded:
                 continue
             try:
-                with np.load(f, allow_pickle=False) as z:
+                # our own handle: np.load leaks its own when the zip cannot be read
+                with open(f, "rb") as fh, np.load(fh, allow_pickle=False) as z:
                     keys, vecs = z["keys"], np.ascontiguousarray(z["vecs"], dtype=np.float32)
-            except (OSError, ValueError, KeyError) as exc:
-                raise ValueError(f"corrupt embedding cache shard {f}: {exc}; delete it") from exc
-            if keys.ndim != 2 or keys.shape[1] != 20 or keys.shape[0] != vecs.shape[0]:
-                raise ValueError(f"corrupt embedding cache shard {f}: bad keys / vectors shapes; "
-                                 "delete it")
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile,
+                    zipfile.LargeZipFile) as exc:
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise CacheError(f"corrupt embedding cache shard {f} ({why}); delete that file "
+                                 "(its texts are embedded again)") from None
+            if (keys.ndim != 2 or keys.shape[1] != 20 or vecs.ndim != 2
+                    or keys.shape[0] != vecs.shape[0]
+                    or (self._blocks and vecs.shape[1] != self._blocks[0].shape[1])):
+                raise CacheError(f"corrupt embedding cache shard {f} (bad keys / vectors "
+                                 "shapes); delete that file (its texts are embedded again)")
             raw = np.ascontiguousarray(keys, dtype=np.uint8).tobytes()
             b = len(self._blocks)
             self._blocks.append(vecs)
@@ -157,6 +213,8 @@ class CachedEmbedder:
         self.fingerprint = getattr(inner, "fingerprint", None) or inner.name
         self.persist = cache_dir is not None
         self.cache = EmbeddingCache(cache_dir, self.fingerprint)
+        if self.persist:  # fail now, not after the embedding, when nothing can be written
+            check_cache_dir(self.cache.dir)
         self.chunk = int(chunk)
         self.hits = 0
         self.misses = 0

@@ -39,6 +39,7 @@ __all__ = [
     "Question",
     "Dataset",
     "DatasetNotFoundError",
+    "DatasetFormatError",
     "DATASETS",
     "UNIT_KINDS",
     "load_dataset",
@@ -58,6 +59,15 @@ LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single
 
 class DatasetNotFoundError(FileNotFoundError):
     """The dataset is not on disk and could not be downloaded; the message says where to get it."""
+
+
+class DatasetFormatError(ValueError):
+    """A benchmark file with a missing field or a value of the wrong type.
+
+    The message is one line: the file, the record (list index and id, e.g.
+    ``locomo10.json: conversation 3 (sample_id conv-30): qa[5]``), the field, what was found,
+    what is expected, and the fix. Indices are 0-based positions in the file's JSON lists.
+    """
 
 
 @dataclass(frozen=True)
@@ -270,6 +280,44 @@ def _read_json(path: Path) -> Any:
         raise ValueError(f"cannot read JSON from {path}: {exc}") from exc
 
 
+_JSON_KIND = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+              int: "a number", float: "a number", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    """``value`` in JSON words: ``a list``, ``a string 'abc'``, ..."""
+    name = _JSON_KIND.get(type(value), type(value).__name__)
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        text = repr(value)
+        name += " " + (text if len(text) <= 40 else text[:37] + "...")
+    return name
+
+
+_FIX = "fix or remove that record"
+
+
+def _bad(where: str, what: str) -> DatasetFormatError:
+    return DatasetFormatError(f"{where}: {what}")
+
+
+def _need_type(value: Any, types: type | tuple[type, ...], where: str, expected: str) -> Any:
+    """``value`` if it is one of ``types`` (never a bool for number types), else the error."""
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in
+                                        (types if isinstance(types, tuple) else (types,))):
+        raise DatasetFormatError(f"{where} is {_kind(value)}, expected {expected} ({_FIX})")
+    return value
+
+
+def _field(rec: dict, key: str, types: type | tuple[type, ...], where: str, expected: str, *,
+           required: bool = True, default: Any = None) -> Any:
+    """``rec[key]`` checked against ``types``; a missing (or null) required field is an error."""
+    if key not in rec or rec[key] is None:
+        if required:
+            raise _bad(where, f"{key!r} is missing (expected {expected}; {_FIX})")
+        return default
+    return _need_type(rec[key], types, f"{where}: {key!r}", expected)
+
+
 def _check_units(kind: str, allowed: Iterable[str], dataset: str) -> str:
     allowed = tuple(allowed)
     if kind not in allowed:
@@ -315,15 +363,37 @@ def _locomo_ids(raw: Any) -> list[str]:
     return out
 
 
-def _numbered(d: dict) -> list[tuple[int, str]]:
+def _numbered(d: dict, where: str = "LoCoMo") -> list[tuple[int, str]]:
     """``[(n, key)]`` for keys like ``session_<n>_observation``, sorted by ``n``."""
     out = []
     for k in d:
         m = re.match(r"session_(\d+)", k)
         if not m:
-            raise ValueError(f"unexpected LoCoMo key {k!r}")
+            raise _bad(where, f"unexpected key {k!r} (expected session_<n>...; {_FIX})")
         out.append((int(m.group(1)), k))
     return sorted(out)
+
+
+def _locomo_turn(turn: Any, where: str) -> dict:
+    """A checked LoCoMo turn: an object whose ``speaker`` / ``text`` / ``blip_caption`` are
+    strings when present."""
+    _need_type(turn, dict, where, "an object with 'speaker' and 'text'")
+    for key in ("speaker", "text", "blip_caption", "dia_id"):
+        _field(turn, key, str, where, "a string", required=False)
+    return turn
+
+
+def _locomo_category(qa: dict, where: str) -> int:
+    expected = ("an integer " + ", ".join(f"{n} ({c})" for n, c in LOCOMO_CATEGORIES.items()))
+    value = qa.get("category")
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if value is None:
+        raise _bad(where, f"'category' is missing (expected {expected}; {_FIX})")
+    if isinstance(value, bool) or not isinstance(value, int) or value not in LOCOMO_CATEGORIES:
+        raise _bad(where, f"'category' is {_kind(qa.get('category'))}, expected {expected} "
+                          f"({_FIX})")
+    return value
 
 
 def _locomo_turn_text(turn: dict) -> str:
@@ -345,19 +415,36 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
     _check_units(units, UNIT_KINDS, "LoCoMo")
     path = Path(path)
     raw = _read_json(path)
-    if not isinstance(raw, list) or not raw or "conversation" not in raw[0]:
-        raise ValueError(f"{path} is not LoCoMo (expected a list of samples with 'conversation')")
+    if not isinstance(raw, list) or not raw:
+        raise DatasetFormatError(
+            f"{path}: is not LoCoMo: the top level is {_kind(raw) if raw != [] else 'an empty list'}"
+            ", expected a list of conversations (objects with 'sample_id', 'conversation', 'qa'); "
+            "pass the official locomo10.json")
     unit_list: list[MemoryUnit] = []
     questions: list[Question] = []
     notes: list[str] = []
     n_unresolved = 0
-    for sample in raw:
-        sid = str(sample["sample_id"])
-        conv = sample["conversation"]
-        sessions = sorted(
-            (int(m.group(1)), k) for k in conv
-            if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(conv[k], list)
-        )
+    seen_sids: dict[str, int] = {}
+    for c_index, sample in enumerate(raw):
+        where = f"{path}: conversation {c_index}"
+        _need_type(sample, dict, where, "an object with 'sample_id', 'conversation' and 'qa'")
+        sid = str(_field(sample, "sample_id", (str, int), where, "a string such as 'conv-26'"))
+        if sid in seen_sids:
+            raise _bad(where, f"sample_id {sid!r} repeats conversation {seen_sids[sid]} "
+                              "(sample ids must be unique)")
+        seen_sids[sid] = c_index
+        where = f"{where} (sample_id {sid})"
+        conv = _field(sample, "conversation", dict, where,
+                      "an object with session_<n> turn lists and session_<n>_date_time strings")
+        sessions = []
+        for k in conv:
+            if m := re.fullmatch(r"session_(\d+)", k):
+                _field(conv, k, list, f"{where}: conversation", "a list of turns")
+                sessions.append((int(m.group(1)), k))
+            elif re.fullmatch(r"session_\d+_date_time", k):
+                _field(conv, k, str, f"{where}: conversation",
+                       "a string such as '1:56 pm on 8 May, 2023'", required=False)
+        sessions.sort()
         turn_ids: set[str] = set()
         session_turns: dict[int, list[str]] = {}
         times: dict[int, str | None] = {}
@@ -366,6 +453,7 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
             session_turns[n] = []
             sess_texts = []
             for t_index, turn in enumerate(conv[key]):
+                _locomo_turn(turn, f"{where}: {key}[{t_index}]")
                 dia = (_locomo_ids(turn.get("dia_id")) or [f"D{n}:{t_index + 1}"])[0]
                 tid = f"{sid}/{dia}"
                 turn_ids.add(tid)
@@ -384,11 +472,21 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
                     session_id=f"{sid}/S{n}", source_ids=tuple(session_turns[n]),
                     timestamp=times[n]))
         if units == "observations":
-            obs = sample.get("observation") or {}
-            for n, key in _numbered(obs):
+            obs = _field(sample, "observation", dict, where,
+                         "an object of session_<n>_observation objects", required=False) or {}
+            for n, key in _numbered(obs, f"{where}: observation"):
                 j = 0
-                for speaker, facts in (obs[key] or {}).items():
-                    for fact in facts:
+                per_speaker = _field(obs, key, dict, f"{where}: observation",
+                                     "an object of speaker: [[fact, evidence], ...]",
+                                     required=False) or {}
+                for speaker, facts in per_speaker.items():
+                    fwhere = f"{where}: observation: {key}: {speaker}"
+                    _need_type(facts, list, fwhere, "a list of [fact, evidence] pairs")
+                    for f_index, fact in enumerate(facts):
+                        _need_type(fact, list, f"{fwhere}[{f_index}]", "a [fact, evidence] pair")
+                        if not fact:
+                            raise _bad(f"{fwhere}[{f_index}]",
+                                       f"is an empty list, expected [fact, evidence] ({_FIX})")
                         text, ids = (fact[0], fact[1]) if len(fact) >= 2 else (fact[0], [])
                         src = [f"{sid}/{d}" for d in _locomo_ids(ids)]
                         j += 1
@@ -397,8 +495,9 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
                             session_id=f"{sid}/S{n}", source_ids=tuple(src),
                             timestamp=times.get(n), speaker=speaker))
         if units == "summaries":
-            summ = sample.get("session_summary") or {}
-            for n, key in _numbered(summ):
+            summ = _field(sample, "session_summary", dict, where,
+                          "an object of session_<n>_summary strings", required=False) or {}
+            for n, key in _numbered(summ, f"{where}: session_summary"):
                 if not summ[key]:
                     continue
                 unit_list.append(MemoryUnit(
@@ -406,9 +505,17 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
                     session_id=f"{sid}/S{n}", source_ids=tuple(session_turns.get(n, ())),
                     timestamp=times.get(n)))
         last_time = max((t for t in times.values() if t), default=None)
-        for i, qa in enumerate(sample.get("qa", [])):
-            cat_num = int(qa.get("category", 0))
-            evidence = qa.get("evidence") or []
+        for i, qa in enumerate(_field(sample, "qa", list, where, "a list of questions",
+                                      required=False, default=[])):
+            qwhere = f"{where}: qa[{i}]"
+            _need_type(qa, dict, qwhere, "an object with 'question', 'answer', 'evidence', "
+                                         "'category'")
+            qtext = _field(qa, "question", str, qwhere, "a string")
+            cat_num = _locomo_category(qa, qwhere)
+            evidence = _field(qa, "evidence", (list, str), qwhere,
+                              "a list of dia ids such as ['D1:3']", required=False) or []
+            if isinstance(evidence, str):
+                evidence = [evidence]
             resolved, unresolved = [], []
             for ev in evidence:
                 ids = _locomo_ids(ev)
@@ -429,7 +536,7 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
             n_unresolved += len(unresolved)
             answer = qa.get("answer", qa.get("adversarial_answer", ""))
             questions.append(Question(
-                qid=f"{sid}/q{i}", group=sid, text=str(qa["question"]),
+                qid=f"{sid}/q{i}", group=sid, text=qtext,
                 category=LOCOMO_CATEGORIES.get(cat_num, str(cat_num)),
                 gold_sessions=gold_sessions, gold_turns=_uniq(resolved),
                 answer=str(answer), date=last_time, unresolved_evidence=tuple(unresolved),
@@ -482,27 +589,55 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
     raw = _read_json(path)
     if isinstance(raw, dict):  # a single record or {id: record}
         raw = [raw] if "question_id" in raw else list(raw.values())
-    if not isinstance(raw, list) or not raw or "haystack_sessions" not in raw[0]:
-        raise ValueError(f"{path} is not LongMemEval (expected records with 'haystack_sessions')")
+    if (not isinstance(raw, list) or not raw or not isinstance(raw[0], dict)
+            or "haystack_sessions" not in raw[0]):
+        raise DatasetFormatError(
+            f"{path}: is not LongMemEval: expected a list of records with 'question_id', "
+            "'question' and 'haystack_sessions'; pass the official longmemeval_s / _oracle file")
     unit_list: list[MemoryUnit] = []
     questions: list[Question] = []
     notes: list[str] = []
     missing_gold = 0
-    for rec in raw:
-        qid = str(rec["question_id"])
+    for r_index, rec in enumerate(raw):
+        where = f"{path}: record {r_index}"
+        _need_type(rec, dict, where, "an object with 'question_id', 'question' and "
+                                     "'haystack_sessions'")
+        qid = str(_field(rec, "question_id", (str, int), where, "a string"))
+        where = f"{where} (question_id {qid})"
         group = qid
-        sids = [str(s) for s in rec["haystack_session_ids"]]
-        dates = rec.get("haystack_dates") or [None] * len(sids)
-        sessions = rec["haystack_sessions"]
+        sids = [str(_need_type(s, (str, int), f"{where}: haystack_session_ids[{i}]", "a string"))
+                for i, s in enumerate(_field(rec, "haystack_session_ids", list, where,
+                                             "a list of session ids"))]
+        sessions = _field(rec, "haystack_sessions", list, where, "a list of sessions (lists of "
+                                                                 "turns)")
+        dates = _field(rec, "haystack_dates", list, where, "a list of date strings",
+                       required=False) or [None] * len(sids)
         if not (len(sids) == len(sessions) == len(dates)):
-            raise ValueError(f"{path}: question {qid} has {len(sids)} session ids, "
-                             f"{len(sessions)} sessions and {len(dates)} dates")
-        answer_sids = {str(s) for s in rec.get("answer_session_ids") or []}
+            raise DatasetFormatError(
+                f"{where}: has {len(sids)} haystack_session_ids, {len(sessions)} "
+                f"haystack_sessions and {len(dates)} haystack_dates; the three lists must have "
+                f"the same length ({_FIX})")
+        qtext = _field(rec, "question", str, where, "a string")
+        qtype = _field(rec, "question_type", str, where, "a string", required=False)
+        answer_list = [str(_need_type(s, (str, int), f"{where}: answer_session_ids[{i}]",
+                                      "a string"))
+                       for i, s in enumerate(_field(rec, "answer_session_ids", list, where,
+                                                    "a list of session ids", required=False)
+                                             or [])]
+        answer_sids = set(answer_list)
         gold_turns: list[str] = []
         for pos, (sid, date, turns) in enumerate(zip(sids, dates, sessions)):
+            swhere = f"{where}: haystack_sessions[{pos}]"
+            _need_type(turns, list, swhere, "a list of turns")
+            if date is not None:
+                _need_type(date, str, f"{where}: haystack_dates[{pos}]", "a date string")
             ts = _lme_time(date)
             texts, tids = [], []
             for t_index, turn in enumerate(turns):
+                twhere = f"{swhere}[{t_index}]"
+                _need_type(turn, dict, twhere, "an object with 'role' and 'content'")
+                _field(turn, "role", str, twhere, "a string", required=False)
+                _field(turn, "content", str, twhere, "a string", required=False)
                 tid = f"{qid}/{pos}:{sid}/{t_index}"
                 text = f"{turn.get('role', '')}: {turn.get('content', '')}"
                 texts.append(text)
@@ -521,10 +656,12 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
         present = [s for s in answer_sids if s in set(sids)]
         missing_gold += len(answer_sids) - len(present)
         abstention = qid.endswith("_abs")
+        if rec.get("question_date") is not None:
+            _field(rec, "question_date", str, where, "a date string")
         questions.append(Question(
-            qid=qid, group=group, text=str(rec["question"]),
-            category="abstention" if abstention else str(rec.get("question_type", "")),
-            gold_sessions=tuple(s for s in rec.get("answer_session_ids") or [] if s in present),
+            qid=qid, group=group, text=qtext,
+            category="abstention" if abstention else str(qtype or ""),
+            gold_sessions=tuple(s for s in answer_list if s in present),
             gold_turns=tuple(gold_turns), answer=str(rec.get("answer", "")),
             date=_lme_time(rec.get("question_date")),
             unresolved_evidence=tuple(s for s in answer_sids if s not in present),
@@ -594,24 +731,44 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
     categories: dict[str, None] = {}
     for chat_dir in chats:
         group = chat_dir.relative_to(base).as_posix() if chat_dir != base else chat_dir.name
-        raw = _read_json(chat_dir / "chat.json")
-        if not isinstance(raw, list) or (raw and "turns" not in raw[0]):
-            raise ValueError(f"{chat_dir / 'chat.json'}: unsupported BEAM chat format "
-                             "(expected a list of batches with 'turns')")
+        chat_file = chat_dir / "chat.json"
+        raw = _read_json(chat_file)
+        if not isinstance(raw, list) or (raw and not (isinstance(raw[0], dict)
+                                                      and "turns" in raw[0])):
+            raise DatasetFormatError(f"{chat_file}: unsupported BEAM chat format (expected a "
+                                     "list of batches with 'turns'); pass a BEAM chats/<scale> "
+                                     "folder")
         msg_session: dict[Any, str] = {}
         for b_index, batch in enumerate(raw):
-            bno = batch.get("batch_number", b_index + 1)
+            bwhere = f"{chat_file}: batch {b_index}"
+            _need_type(batch, dict, bwhere, "an object with 'turns'")
+            bno = _field(batch, "batch_number", (int, str), bwhere, "a number",
+                         required=False, default=b_index + 1)
             session = f"{group}/b{bno}"
-            msgs = [m for turn in batch.get("turns", []) for m in
-                    (turn if isinstance(turn, list) else [turn])]
+            msgs, mwheres = [], []
+            for t_index, turn in enumerate(_field(batch, "turns", list, bwhere,
+                                                  "a list of turns", required=False) or []):
+                for m_index, m in enumerate(turn if isinstance(turn, list) else [turn]):
+                    mw = f"{bwhere}: turns[{t_index}]" + (f"[{m_index}]"
+                                                          if isinstance(turn, list) else "")
+                    _need_type(m, dict, mw, "a message object with 'id', 'role' and 'content'")
+                    _field(m, "id", (int, str), mw, "a message id (number)")
+                    for key in ("role", "content", "time_anchor"):
+                        _field(m, key, str, mw, "a string", required=False)
+                    msgs.append(m)
+                    mwheres.append(mw)
             anchor = batch.get("time_anchor") or next(
                 (m.get("time_anchor") for m in msgs if m.get("time_anchor")), None)
+            if not isinstance(anchor, (str, type(None))):
+                raise DatasetFormatError(f"{bwhere}: 'time_anchor' is {_kind(anchor)}, expected "
+                                         f"a date string ({_FIX})")
             ts = _beam_time(anchor)
             texts, mids = [], []
-            for m in msgs:
+            for m, mw in zip(msgs, mwheres):
                 mid = f"{group}/m{m['id']}"
                 if m["id"] in msg_session:
-                    raise ValueError(f"{chat_dir / 'chat.json'}: message id {m['id']} repeats")
+                    raise DatasetFormatError(f"{mw}: message id {m['id']!r} repeats (ids must "
+                                             "be unique within a chat)")
                 msg_session[m["id"]] = session
                 text = f"{m.get('role', '')}: {m.get('content', '')}"
                 texts.append(text)
@@ -630,15 +787,20 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
                          "asked nothing")
             continue
         probing = _read_json(qfile)
+        _need_type(probing, dict, str(qfile), "an object of question type: [questions]")
         for cat, items in probing.items():
+            _need_type(items, list, f"{qfile}: {cat!r}", "a list of questions")
             categories.setdefault(cat, None)
             for i, item in enumerate(items):
+                qwhere = f"{qfile}: {cat}[{i}]"
+                _need_type(item, dict, qwhere, "an object with 'question'")
+                qtext = _field(item, "question", str, qwhere, "a string")
                 ids = _flatten_ids(item.get("source_chat_ids"))
                 resolved = [x for x in ids if x in msg_session]
                 unresolved = [str(x) for x in ids if x not in msg_session]
                 answer = next((item[f] for f in BEAM_ANSWER_FIELDS if item.get(f)), "")
                 questions.append(Question(
-                    qid=f"{group}/{cat}/{i}", group=group, text=str(item["question"]),
+                    qid=f"{group}/{cat}/{i}", group=group, text=qtext,
                     category=cat,
                     gold_sessions=_uniq(msg_session[x] for x in resolved),
                     gold_turns=_uniq(f"{group}/m{x}" for x in resolved),

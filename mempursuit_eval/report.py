@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["write_outputs", "markdown_report", "plot_report"]
+__all__ = ["write_outputs", "check_out_dir", "markdown_report", "plot_report"]
 
 
 def _clean(x: Any) -> Any:
@@ -170,21 +172,51 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
     return written
 
 
+def check_out_dir(out: Path) -> None:
+    """Raise ``ValueError`` (one line naming ``--out`` and the fix) unless ``out`` is a folder,
+    or a new folder can be made there; nothing is created. Run before any work."""
+    out = Path(out).expanduser()
+    fix = "pass --out with a new or existing folder"
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: is an existing file, not a folder; {fix}")
+    above = out.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if above.exists() and not above.is_dir():
+        raise ValueError(f"--out {out}: {above} is a file, so no folder can be made there; {fix}")
+    target = out if out.exists() else above
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: {target} is not writable; {fix}")
+
+
 def write_outputs(out: Path, cfg, summary: dict, records: list[dict], config: dict,
                   log: Callable[[str], None] = print) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / "config.json", config)
-    tmp = out / "questions.jsonl.part"
-    with open(tmp, "w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(_clean(r), ensure_ascii=False) + "\n")
-    os.replace(tmp, out / "questions.jsonl")
-    _write_json(out / "summary.json", summary)
-    (out / "summary.md").write_text(markdown_report(_clean(summary)), encoding="utf-8")
-    if cfg.plots:
-        try:
-            plot_report(_clean(summary), out)
-        except ImportError:
-            log('plots skipped: matplotlib is not installed (pip install "mempursuit[eval]")')
+    """Write the run directory all at once: every file goes to a hidden sibling folder first,
+    which becomes ``out`` (or whose files replace those in an existing ``out``) only when all
+    are written, so a failure leaves no half-written run directory."""
+    out = Path(out)
+    check_out_dir(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmpdir = out.parent / f".{out.name}.part-{uuid.uuid4().hex[:12]}"
+    tmpdir.mkdir()  # the usual permissions (mkdtemp's would be 0700)
+    try:
+        _write_json(tmpdir / "config.json", config)
+        with open(tmpdir / "questions.jsonl", "w", encoding="utf-8") as f:
+            for r in records:
+                f.write(json.dumps(_clean(r), ensure_ascii=False) + "\n")
+        _write_json(tmpdir / "summary.json", summary)
+        (tmpdir / "summary.md").write_text(markdown_report(_clean(summary)), encoding="utf-8")
+        if cfg.plots:
+            try:
+                plot_report(_clean(summary), tmpdir)
+            except ImportError:
+                log('plots skipped: matplotlib is not installed (pip install "mempursuit[eval]")')
+        if out.is_dir():
+            for f in sorted(tmpdir.iterdir()):
+                os.replace(f, out / f.name)
+        else:
+            os.rename(tmpdir, out)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
     log(f"wrote {out}/summary.md, summary.json, questions.jsonl, config.json"
         + (" and plots" if (out / "coverage_vs_k.png").exists() else ""))

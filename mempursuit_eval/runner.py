@@ -37,7 +37,7 @@ import numpy as np
 from mempursuit_core import DEFAULT_POLICY
 
 from .base import MemoryUnit, Pool
-from .cache import CachedEmbedder, encode_with_progress
+from .cache import CachedEmbedder, check_cache_dir, encode_with_progress
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
 from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
 from .progress import Progress
@@ -216,17 +216,126 @@ def parse_policy(spec: str) -> tuple[str, dict]:
     return name, opts
 
 
+def _forwarded_keywords(fn: Callable) -> tuple[set[str], bool]:
+    """Keywords ``fn`` fixes itself in a ``Callee(..., key=value, **options)`` call (from its
+    source), and whether that could be read."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return set(), False
+    fixed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(k.arg is None for k in node.keywords):
+            fixed |= {k.arg for k in node.keywords if k.arg is not None}
+    return fixed, True
+
+
+def _factory_options(factory: Callable, depth: int = 0) -> list[str] | None:
+    """The keyword options a selector factory (a class or a function) accepts, or ``None`` when
+    they cannot be known (a ``**options`` factory whose target is not found).
+
+    A forwarding factory such as ``def _paper(**options): return PursuitSelector(adaptive=False,
+    **options)`` is followed to the selector class it calls (through its globals or closure),
+    less the keywords it fixes itself.
+    """
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    names = [p.name for p in sig.parameters.values() if p.kind in kinds]
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return names
+    code = getattr(factory, "__code__", None)
+    if depth >= 2 or code is None:
+        return None
+    targets = [factory.__globals__.get(n) for n in code.co_names]
+    targets += [c.cell_contents for c in (factory.__closure__ or ())
+                if _cell_is_set(c)]
+    targets = [t for t in targets if callable(t) and (
+        (isinstance(t, type) and callable(getattr(t, "select", None)))
+        or inspect.isfunction(t))]
+    if not targets:
+        return None
+    found: set[str] = set(names)
+    for t in targets:
+        sub = _factory_options(t, depth + 1)
+        if sub is None:
+            return None
+        found |= set(sub)
+    fixed, ok = _forwarded_keywords(factory)
+    return sorted(found - fixed) if ok else sorted(found)
+
+
+def _cell_is_set(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _takes_no_var_keywords(factory: Callable) -> bool:
+    try:
+        return not any(p.kind is inspect.Parameter.VAR_KEYWORD
+                       for p in inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_policy_options(label: str, name: str, given: dict, accepted: list[str] | None) -> None:
+    """``ValueError`` naming the policy, the first option not in ``accepted`` and those that are."""
+    unknown = [k for k in given if accepted is not None and k not in accepted]
+    if unknown and accepted:
+        raise ValueError(
+            f"policy {label!r}: {name} has no option {unknown[0]!r}; it accepts "
+            f"{', '.join(accepted)} (write {name}:KEY=VALUE with one of those, or drop "
+            "the option)")
+    if unknown:
+        raise ValueError(f"policy {label!r}: {name} takes no options (got {unknown[0]!r}); "
+                         f"give it as plain {name!r}")
+
+
 def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
-    """Selectors by label, and each label's registered selector name."""
+    """Selectors by label, and each label's registered selector name.
+
+    Every policy is built here, before any data is read or embedded, so a bad option fails at
+    once: an option the selector does not take is a ``ValueError`` naming the policy, the option
+    and the options it accepts (read from the factory's / class's signature); a bad value is a
+    ``ValueError`` naming the policy.
+    """
     from mempursuit_core import get_selector
+    from mempursuit_core.builtins import FACTORIES as BUILTIN_FACTORIES
+    from mempursuit_core.plugins import list_selector_factories
 
     out, names = {}, {}
     for label in cfg.policies:
         name, opts = parse_policy(label)
-        opts = {**cfg.policy_options.get(name, {}), **cfg.policy_options.get(label, {}), **opts}
+        given = {**cfg.policy_options.get(name, {}), **cfg.policy_options.get(label, {}), **opts}
+        opts = dict(given)
         if cfg.threads is not None and name in ("mempursuit", "mempursuit-adaptive"):
             opts.setdefault("threads", cfg.threads)
-        out[label] = get_selector(name, **opts)
+        accepted, exact = None, False
+        if given:  # built-in names first, like get_selector (no plugin loading for those)
+            factory = BUILTIN_FACTORIES.get(name) or list_selector_factories().get(name)
+            if factory is not None:
+                accepted = _factory_options(factory[0])
+                exact = _takes_no_var_keywords(factory[0])
+        # An exact signature is checked before building; a ``**options`` factory is built and
+        # its TypeError explained with the options it was inferred to forward.
+        if exact:
+            _check_policy_options(label, name, given, accepted)
+        try:
+            out[label] = get_selector(name, **opts)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, TypeError):
+                _check_policy_options(label, name, given, accepted)
+            hint = (f"; {name} accepts " + (", ".join(accepted) if accepted else "no options")
+                    if accepted is not None else "")
+            raise ValueError(f"policy {label!r}: bad option ({exc}){hint}") from None
         names[label] = name
     return out, names
 
@@ -337,26 +446,30 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     timing: dict[str, float] = {}
     t_start = time.perf_counter()
 
-    selectors, base_names = _make_selectors(cfg)  # unknown names fail before any work
+    selectors, base_names = _make_selectors(cfg)  # unknown names / options fail before any work
+    # Where the results and the cache go is checked before the data is read: a bad --out or a
+    # read-only cache must not be found after the embedding.
+    if cfg.out:
+        from .report import check_out_dir
+
+        check_out_dir(Path(cfg.out))
+    cache_root = _cache_root(cfg)
+    if cache_root is not None:
+        check_cache_dir(cache_root)
 
     # 1. data --------------------------------------------------------------------------------
     t = time.perf_counter()
-    cache_root = _cache_root(cfg)
     ds_full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
                            cache_dir=cache_root or default_cache_dir(), download=cfg.download)
     questions = select_questions(ds_full, cfg.categories, cfg.limit, cfg.groups)
     if not questions:
         raise ValueError("no questions selected (check --categories / --groups / --limit)")
     ds = ds_full.subset(questions)
-    for note in ds.notes:
-        _log(cfg, f"note: {note[:500]}")
     units_by_uid: dict[str, MemoryUnit] = {u.uid: u for u in ds.units}
     missing_groups = sorted({q.group for q in questions} - {u.group for u in ds.units})
     if missing_groups:
         raise ValueError(f"questions ask groups with no units: {missing_groups[:5]}")
     timing["load"] = time.perf_counter() - t
-    _log(cfg, f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
-              f"{len(ds.groups())} group(s)")
 
     # 2. embedder and store --------------------------------------------------------------------
     from mempursuit_core.embed import get_embedder
@@ -368,7 +481,11 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         inner = get_embedder(cfg.embedder, **emb_opts)
     else:  # an Embedder instance (Python API)
         inner = cfg.embedder
-    embedder = CachedEmbedder(inner, cache_root)
+    embedder = CachedEmbedder(inner, cache_root)  # reads the shards: a corrupt one fails here
+    for note in ds.notes:
+        _log(cfg, f"note: {note[:500]}")
+    _log(cfg, f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
+              f"{len(ds.groups())} group(s)")
     store = build_backend(cfg.framework, native_order=cfg.native_order,
                           options=cfg.backend_options)
     tmp_ctx = None
