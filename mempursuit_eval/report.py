@@ -51,6 +51,15 @@ def _p(v: float | None) -> str:
     return "<1e-4" if v < 1e-4 else f"{v:.3g}"
 
 
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
+
+
+def _order(s: dict) -> str:
+    return (f"{s['native_order']} native order" if s.get("native_order")
+            else f"{s['framework']}'s own order")
+
+
 def markdown_report(summary: dict) -> str:
     """The summary as markdown tables (what the README results tables are cut from)."""
     s = summary
@@ -61,12 +70,17 @@ def markdown_report(summary: dict) -> str:
         f"- store: {store}; units: {s['units']}; embedder: {s['embedder']}; pool P={s['pool']} "
         f"(mean pool size {s['mean_pool_size']:.1f}); K = {', '.join(map(str, s['k']))}",
         f"- questions: {s['n_questions']} ({s['n_scored']} with gold evidence scored; "
-        f"{s['n_without_gold']} without)",
+        f"{s['n_without_gold']} without)"
+        + (f"; left out by category: {_counts(s['left_out'])}" if s.get("left_out") else ""),
+        *([f"- not scored (no gold evidence in the store): {', '.join(s['unscored_ids'])}"]
+          if s.get("unscored_ids") else []),
+        "- *session* = complete coverage at the session level (every gold session kept), "
+        "*turn* = complete coverage at the turn / message level (every gold turn kept)",
         f"- baseline for paired statistics: `{s['baseline']}` (the pool's native first K)",
         "",
         "## Retrieval",
         "",
-        "| policy | K | session recall % | complete coverage % | turn recall % | turn coverage % "
+        "| policy | K | session recall % | session coverage % | turn recall % | turn coverage % "
         "| native top-K replaced % | mean context size | select ms median / p95 |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -101,7 +115,7 @@ def markdown_report(summary: dict) -> str:
                         f"{st['wins']} / {st['losses']} | {_p(st['p_value'])} | {st['test']} |")
     cats = s.get("categories") or []
     if cats:
-        lines += ["", "## Complete coverage % by category", ""]
+        lines += ["", "## Session coverage % by category", ""]
         cols = [(p, k) for p in s["results"] for k in s["results"][p]]
         lines.append("| category | n | " + " | ".join(f"{p} @{k}" for p, k in cols) + " |")
         lines.append("|---|---:|" + "---:|" * len(cols))
@@ -130,8 +144,8 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
     ks = [int(k) for k in s["k"]]
     written = []
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
-    for ax, metric, title in ((axes[0], "complete_coverage", "complete gold-session coverage %"),
-                              (axes[1], "turn_coverage", "complete gold turn / message coverage %")):
+    for ax, metric, title in ((axes[0], "complete_coverage", "session level: complete coverage %"),
+                              (axes[1], "turn_coverage", "turn level: complete coverage %")):
         for policy, by_k in s["results"].items():
             ys = [by_k[str(k)]["overall"].get(metric) for k in ks]
             ax.plot(ks, [np.nan if y is None else y for y in ys], marker="o", label=policy)
@@ -143,7 +157,8 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
         ax.set_xticklabels([str(k) for k in ks])
         ax.grid(alpha=0.3)
     axes[0].legend()
-    fig.suptitle(f"{s['dataset']}: {s['framework']} store, {s['embedder']}, P={s['pool']}")
+    fig.suptitle(f"{s['dataset']}: {s['framework']} store, {_order(s)}, {s['embedder']}, "
+                 f"P={s['pool']}")
     path = out / "coverage_vs_k.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -164,7 +179,8 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
         ax.set_xticklabels(cats, rotation=30, ha="right")
         ax.set_ylabel("complete coverage gain vs native (pp)")
         ax.legend(fontsize=8)
-        ax.set_title(f"{s['dataset']}: per-category gain over the native order")
+        ax.set_title(f"{s['dataset']}: per-category gain over the {_order(s)} "
+                     "(session level, complete coverage)")
         path = out / "category_gains.png"
         fig.savefig(path, dpi=120)
         plt.close(fig)

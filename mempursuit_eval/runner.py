@@ -484,8 +484,10 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     embedder = CachedEmbedder(inner, cache_root)  # reads the shards: a corrupt one fails here
     for note in ds.notes:
         _log(cfg, f"note: {note[:500]}")
+    left_out = _left_out(ds_full, questions)
     _log(cfg, f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
-              f"{len(ds.groups())} group(s)")
+              f"{len(ds.groups())} group(s)" + (f"; left out: {_describe(left_out)}" if left_out
+                                                else ""))
     store = build_backend(cfg.framework, native_order=cfg.native_order,
                           options=cfg.backend_options)
     tmp_ctx = None
@@ -594,6 +596,13 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
 
         # 7. summary ------------------------------------------------------------------------------
         summary = _summarise(cfg, ds, questions, records, latency, qa_info, inner.name)
+        summary["left_out"] = left_out
+        unscored = [r["qid"] for r in records if not r["metrics"]]
+        summary["unscored_ids"] = unscored
+        if unscored:
+            _log(cfg, f"{len(unscored)} selected question(s) have no gold evidence in the store "
+                      f"and are not scored: {', '.join(unscored[:10])}"
+                      + (" ..." if len(unscored) > 10 else "") + " (all ids in summary.json)")
     finally:
         store.close()
         if tmp_ctx is not None:
@@ -650,6 +659,20 @@ def _question_record(q: Question, p: Pool, i: int, chosen: dict, stopped: dict,
                    for k in cfg.k):
             rec["selections"][name]["orders_by_k"] = {str(k): per_k[k][i].tolist() for k in cfg.k}
     return rec
+
+
+def _left_out(ds: Dataset, questions: list[Question]) -> dict[str, int]:
+    """Questions of the dataset not selected, counted by category (e.g. BEAM's abstention)."""
+    chosen = {q.qid for q in questions}
+    out: dict[str, int] = {}
+    for q in ds.questions:
+        if q.qid not in chosen:
+            out[q.category] = out.get(q.category, 0) + 1
+    return out
+
+
+def _describe(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
 
 
 def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records: list[dict],

@@ -234,3 +234,21 @@ def test_plots_are_skipped_with_a_note_without_matplotlib(locomo_run, tmp_path, 
     write_outputs(tmp_path, EvalConfig(plots=True), summary, [], {}, log=notes.append)
     assert any("plots skipped" in n and "mempursuit[eval]" in n for n in notes)
     assert (tmp_path / "summary.md").is_file() and not (tmp_path / "coverage_vs_k.png").exists()
+
+
+def test_left_out_and_unscored_questions_are_reported(cache, embedder, tmp_path, capsys):
+    out = tmp_path / "run"
+    summary = run_eval(**_base(cache, embedder, out=str(out), categories=["multi-hop"],
+                               limit=None, k=(5,), policies=("native",), progress=True,
+                               latency_sample=0))
+    ds = load_dataset("locomo", LOCOMO)
+    others = {}
+    for q in ds.questions:
+        if q.category != "multi-hop":
+            others[q.category] = others.get(q.category, 0) + 1
+    assert summary["left_out"] == others and sum(others.values()) > 0
+    assert summary["unscored_ids"] == [] and summary["n_scored"] == summary["n_questions"]
+    err = capsys.readouterr().err
+    assert "left out:" in err and f"{others['single-hop']} single-hop" in err
+    md = (out / "summary.md").read_text()
+    assert "left out by category:" in md and "session coverage %" in md
