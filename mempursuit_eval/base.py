@@ -23,6 +23,20 @@ def checked_pool_size(built: bool, size: Any) -> int:
     return int(size)
 
 
+def units_by_group(units: Sequence["MemoryUnit"], known: dict | None = None
+                   ) -> dict[str, list["MemoryUnit"]]:
+    """Units by group, each group in the given order; every unit is also added to ``known``
+    (uid -> unit) when given. A uid seen twice is a ``ValueError``."""
+    seen = {} if known is None else known
+    by_group: dict[str, list[MemoryUnit]] = {}
+    for unit in units:
+        if unit.uid in seen:
+            raise ValueError(f"duplicate unit uid {unit.uid!r}")
+        seen[unit.uid] = unit
+        by_group.setdefault(unit.group, []).append(unit)
+    return by_group
+
+
 def group_entry(groups: Mapping[str, T], group: str) -> T:
     """A store's per-group state; KeyError naming the group when it holds no units of it."""
     try:

@@ -29,7 +29,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
+                                  units_by_group)
 
 from mempursuit_lightmem.adapter import MemPursuitLightMemory
 
@@ -139,12 +140,7 @@ class LightMemBackend:
         self._client = QdrantClient(path=str(path))
         self._text_embedder = HarnessTextEmbedder(embedder)
         dim = int(embedder.dim)
-        by_group: dict[str, list[MemoryUnit]] = {}
-        for unit in units:
-            if unit.uid in self._units:
-                raise ValueError(f"duplicate unit uid {unit.uid!r}")
-            self._units[unit.uid] = unit
-            by_group.setdefault(unit.group, []).append(unit)
+        by_group = units_by_group(units, self._units)
         for group, members in by_group.items():
             memory = self._memories[group] = self._open(group, dim, path)
             for start in range(0, len(members), self.batch_size):

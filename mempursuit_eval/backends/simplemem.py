@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
+                                  units_by_group)
 from mempursuit_core.signals import PoolSignals
 
 from mempursuit_simplemem.adapter import MemPursuitRetriever, ensure_fts_index, keyword_scores
@@ -137,12 +138,7 @@ class SimpleMemBackend:
         VectorStore, MemoryEntry = _vector_store_class(), _entry_class()
         self._model = HarnessEmbeddingModel(embedder)
         db_path = str(Path(workdir) / "simplemem_lancedb")
-        by_group: dict[str, list[MemoryUnit]] = {}
-        for unit in units:
-            if unit.uid in self._units:
-                raise ValueError(f"duplicate unit uid {unit.uid!r}")
-            self._units[unit.uid] = unit
-            by_group.setdefault(unit.group, []).append(unit)
+        by_group = units_by_group(units, self._units)
         with self._silence():
             for group, members in by_group.items():
                 store = VectorStore(db_path=db_path, embedding_model=self._model,
