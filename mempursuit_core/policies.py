@@ -141,7 +141,7 @@ class JointPursuit(_PoolPolicy):
                              "(the framework's lexical features); none were given")
         S = np.asarray(sparse.toarray() if hasattr(sparse, "toarray") else sparse, dtype=np.float64)
         qs = np.asarray(qs.toarray() if hasattr(qs, "toarray") else qs, dtype=np.float64).ravel()
-        if S.shape[0] != P or S.ndim != 2 or qs.shape[0] != S.shape[1]:
+        if S.ndim != 2 or S.shape[0] != P or qs.shape[0] != S.shape[1]:
             raise ValueError(f"sparse signals have shapes {S.shape} and {qs.shape}; expected "
                              f"({P}, m) and (m,)")
         dense = _unit_rows(M)
@@ -393,6 +393,8 @@ class NativeDedup(_PoolPolicy):
     description = "native order, near-copies (cosine >= threshold) of kept memories moved last"
 
     def __init__(self, *, threshold: float = 0.95):
+        if not math.isfinite(float(threshold)):
+            raise ValueError(f"threshold must be a finite cosine, got {threshold}")
         self.threshold = float(threshold)
 
     def _select(self, q, M, k, signals) -> Selection:

@@ -192,8 +192,9 @@ def _checked_prior(prior: Any, P: int, name: str = "prior") -> np.ndarray:
 
 def _bad_row_error(row: int, where: str = "") -> ValueError:
     return ValueError(
-        f"candidate row {row}{where} has zero norm or NaN/infinite values; MemPursuit normalises "
-        "every candidate, so remove or repair that memory's embedding"
+        f"candidate row {row}{where} has zero norm or NaN/infinite values (or a norm beyond the "
+        "float64 range); MemPursuit normalises every candidate, so remove, repair or rescale "
+        "that memory's embedding"
     )
 
 
@@ -344,7 +345,16 @@ def select_batch(
     dims = {m.shape[1] for m in mats if m.shape[0] > 0}
     if len(dims) > 1:
         raise ValueError(f"pools have different dimensions: {sorted(dims)}")
-    d = dims.pop() if dims else int(np.shape(qlist[0])[-1])
+    if dims:
+        d = dims.pop()
+    else:  # every pool is empty: their width, else the first query's, says what d is
+        widths = {m.shape[1] for m in mats if m.shape[1] > 0}
+        if len(widths) > 1:
+            raise ValueError(f"pools have different dimensions: {sorted(widths)}")
+        try:
+            d = widths.pop() if widths else _as_vector(qlist[0]).shape[0]
+        except ValueError as exc:
+            raise ValueError(f"queries[0]: {exc}") from None
     Q = np.empty((B, d))
     for bi, q in enumerate(qlist):
         try:

@@ -351,3 +351,8 @@ def test_spread_order_is_the_greedy_one_off_penalty():
             seen.add(buckets[j])
         order = np.argsort(-score, kind="stable")
         assert _spread_order(score, order, buckets, penalty).tolist() == greedy, trial
+
+
+def test_native_dedup_refuses_a_nan_threshold():
+    with pytest.raises(ValueError, match="threshold"):
+        get_selector("native-dedup", threshold=float("nan"))

