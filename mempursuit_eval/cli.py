@@ -41,8 +41,9 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("data")
     g.add_argument("--dataset", default="locomo",
-                   choices=["locomo", "longmemeval", "longmemeval-oracle", "beam"],
-                   help="benchmark (default locomo)")
+                   choices=["locomo", "longmemeval", "longmemeval-oracle", "beam", "custom"],
+                   help="benchmark (default locomo), or custom: your own file given by --data "
+                        "(docs/eval-custom-data.md)")
     g.add_argument("--data", metavar="PATH",
                    help="file or folder to read (default: ../shared/data, a cached download, or "
                         "the official download)")
