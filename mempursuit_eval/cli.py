@@ -9,6 +9,10 @@ import time
 
 from mempursuit_core import DEFAULT_POLICY
 
+from .cli_extras import EMBEDDER_HELP
+from .cli_extras import add_arguments as add_extra_arguments
+from .cli_extras import config_fields as extra_config_fields
+
 __all__ = ["add_eval_parser", "run_eval"]
 
 EPILOG = """examples:
@@ -17,6 +21,9 @@ EPILOG = """examples:
   mempursuit eval --dataset longmemeval --data longmemeval_s.json.gz --limit 50
   mempursuit eval --dataset beam --data BEAM/chats/100K --native-order hybrid
   mempursuit eval --dataset locomo --answerer-url http://localhost:8000/v1 --model qwen --qa-k 10
+  mempursuit eval --dataset custom --data mine.jsonl --embedder openai:text-embedding-3-small \
+      --embedder-url https://api.openai.com/v1 --embedder-key-env OPENAI_API_KEY
+  mempursuit eval --framework mem0 --mem0-config mem0.json --dataset custom --data questions.json
 """
 
 
@@ -41,8 +48,9 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("data")
     g.add_argument("--dataset", default="locomo",
-                   choices=["locomo", "longmemeval", "longmemeval-oracle", "beam"],
-                   help="benchmark (default locomo)")
+                   choices=["locomo", "longmemeval", "longmemeval-oracle", "beam", "custom"],
+                   help="benchmark (default locomo), or custom: your own file given by --data "
+                        "(docs/eval-custom-data.md)")
     g.add_argument("--data", metavar="PATH",
                    help="file or folder to read (default: ../shared/data, a cached download, or "
                         "the official download)")
@@ -77,8 +85,7 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--pool", type=int, default=200, metavar="P", help="pool size (default 200)")
     g.add_argument("--no-prefix", action="store_true",
                    help="run every policy once per K instead of taking prefixes of the largest K")
-    g.add_argument("--embedder", default="minilm",
-                   help="minilm (default, int8 ONNX), st:<model dir> (sentence-transformers), ...")
+    g.add_argument("--embedder", default="minilm", help=EMBEDDER_HELP)
     g.add_argument("--embed-threads", type=int, metavar="N",
                    help="embedder threads (default: all cores)")
     g.add_argument("--threads", type=int, metavar="N",
@@ -111,6 +118,7 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--qa-retries", type=int, default=5, metavar="N")
     g.add_argument("--qa-timeout", type=float, default=120.0, metavar="S")
     g.add_argument("--qa-max-tokens", type=int, metavar="N")
+    add_extra_arguments(p)
     p.set_defaults(func=run_eval)
     return p
 
@@ -139,6 +147,7 @@ def _config_from_args(args):
         judge_model=args.judge_model, api_key_env=args.api_key_env,
         qa_k=tuple(args.qa_k) if args.qa_k else None, qa_concurrency=args.qa_concurrency,
         qa_retries=args.qa_retries, qa_timeout=args.qa_timeout, qa_max_tokens=args.qa_max_tokens,
+        **extra_config_fields(args),
     )
 
 

@@ -816,8 +816,26 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
 
 # --------------------------------------------------------------------------------------------
 
+#: Loaders that live in other modules, as ``"module:function"`` (imported on first use, like
+#: the stores in :mod:`mempursuit_eval.backends`; the custom format builds on this module).
+EXTERNAL_LOADERS = {"custom": "mempursuit_eval.custom:load_custom"}  # docs/eval-custom-data.md
+
+
+def _external(key: str):
+    import importlib
+
+    module, _, attr = EXTERNAL_LOADERS[key].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _load_custom(path, *, units: str = "turns") -> Dataset:
+    return _external("custom")(path, units=units)
+
+
 _LOADERS = {"locomo": load_locomo, "longmemeval": load_longmemeval,
-            "longmemeval-oracle": load_longmemeval, "beam": load_beam}
+            "longmemeval-oracle": load_longmemeval, "beam": load_beam, "custom": _load_custom}
+#: Datasets read from the file given (``--data``), never searched for or downloaded.
+PATH_ONLY = {"custom"}
 
 #: Categories evaluated unless asked otherwise: the ones whose evidence answers the question.
 DEFAULT_EXCLUDED = {"locomo": {"adversarial"}, "longmemeval": {"abstention"},
@@ -827,11 +845,14 @@ DEFAULT_EXCLUDED = {"locomo": {"adversarial"}, "longmemeval": {"abstention"},
 def load_dataset(name: str, path: str | os.PathLike | None = None, *, units: str = "turns",
                  cache_dir: str | os.PathLike | None = None, download: bool = True) -> Dataset:
     """Load ``locomo``, ``longmemeval`` (``_s``; ``longmemeval-oracle`` for the oracle file when no
-    path is given) or ``beam`` from ``path`` (see :func:`resolve_data_path` for the default)."""
+    path is given) or ``beam`` from ``path`` (see :func:`resolve_data_path` for the default), or
+    ``custom`` from the file ``path`` (:mod:`mempursuit_eval.custom`)."""
     key = name.lower()
     if key not in _LOADERS:
         raise ValueError(f"unknown dataset {name!r}; known: locomo, longmemeval, "
-                         "longmemeval-oracle, beam")
+                         "longmemeval-oracle, beam, custom")
+    if key in PATH_ONLY:
+        return _LOADERS[key](path, units=units)
     p = resolve_data_path(key, path, cache_dir=cache_dir, download=download)
     return _LOADERS[key](p, units=units)
 
@@ -844,7 +865,7 @@ def select_questions(ds: Dataset, categories: Sequence[str] | None = None,
     answering evidence: LoCoMo adversarial, LongMemEval / BEAM abstention)."""
     qs = ds.questions
     if categories is None:
-        excluded = DEFAULT_EXCLUDED.get(ds.name, set())
+        excluded = getattr(ds, "default_excluded", None) or DEFAULT_EXCLUDED.get(ds.name, set())
         qs = [q for q in qs if q.category not in excluded]
     else:
         wanted = set()

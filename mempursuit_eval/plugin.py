@@ -1,4 +1,5 @@
-"""The harness as a plugin of the ``mempursuit`` command: it adds ``mempursuit eval``."""
+"""The harness as a plugin of the ``mempursuit`` command: it adds ``mempursuit eval`` and
+``mempursuit convert``."""
 
 from mempursuit_core.hookspecs import hookimpl
 
@@ -6,5 +7,7 @@ from mempursuit_core.hookspecs import hookimpl
 @hookimpl
 def register_commands(subparsers):
     from .cli import add_eval_parser
+    from .convert import add_convert_parser
 
     add_eval_parser(subparsers)
+    add_convert_parser(subparsers)

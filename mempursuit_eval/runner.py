@@ -67,8 +67,10 @@ class EvalConfig:
     categories: list[str] | None = None
     limit: int | None = None
     groups: list[str] | None = None
-    embedder: Any = "minilm"  # a name for get_embedder, or an Embedder instance
+    embedder: Any = "minilm"  # a name for get_embedder, "openai:MODEL", or an Embedder instance
     embedder_threads: int | None = None
+    embedder_options: dict = field(default_factory=dict)  # openai:MODEL (url, key_env, ...)
+    mem0_config: str | None = None  # your own Mem0 store, read-only (--dataset custom)
     embed_batch: int = 64
     native_order: str = "dense"
     backend_options: dict = field(default_factory=dict)
@@ -160,6 +162,8 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
             f"the {framework} store needs the {spec.framework!r} package, which is not "
             f"installed: {spec.hint}")
     factory = backend_factory(framework)
+    if framework == "mem0" and "config" in options:  # your own Mem0 store, read-only
+        from .backends.mem0_existing import ExistingMem0Backend as factory
     if native_order != "dense":
         options.setdefault("native", native_order)
     return factory(**options)
@@ -459,8 +463,13 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
 
     # 1. data --------------------------------------------------------------------------------
     t = time.perf_counter()
-    ds_full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
-                           cache_dir=cache_root or default_cache_dir(), download=cfg.download)
+    if cfg.mem0_config:  # the questions' memories are the store's (backends.mem0_existing)
+        from .backends.mem0_existing import load_questions_for_store
+
+        ds_full = load_questions_for_store(cfg)
+    else:
+        ds_full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
+                               cache_dir=cache_root or default_cache_dir(), download=cfg.download)
     questions = select_questions(ds_full, cfg.categories, cfg.limit, cfg.groups)
     if not questions:
         raise ValueError("no questions selected (check --categories / --groups / --limit)")
@@ -472,24 +481,23 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     timing["load"] = time.perf_counter() - t
 
     # 2. embedder and store --------------------------------------------------------------------
-    from mempursuit_core.embed import get_embedder
+    from .openai_embed import cached_embedder, make_embedder
 
-    emb_opts: dict[str, Any] = {}
-    if cfg.embedder_threads is not None:
-        emb_opts["threads"] = cfg.embedder_threads
     if isinstance(cfg.embedder, str):
-        inner = get_embedder(cfg.embedder, **emb_opts)
+        inner = make_embedder(cfg.embedder, threads=cfg.embedder_threads, **cfg.embedder_options)
     else:  # an Embedder instance (Python API)
         inner = cfg.embedder
-    embedder = CachedEmbedder(inner, cache_root)  # reads the shards: a corrupt one fails here
+    embedder = cached_embedder(inner, cache_root)  # reads the shards: a corrupt one fails here
     for note in ds.notes:
         _log(cfg, f"note: {note[:500]}")
     left_out = _left_out(ds_full, questions)
     _log(cfg, f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
               f"{len(ds.groups())} group(s)" + (f"; left out: {_describe(left_out)}" if left_out
                                                 else ""))
-    store = build_backend(cfg.framework, native_order=cfg.native_order,
-                          options=cfg.backend_options)
+    store_options = dict(cfg.backend_options)
+    if cfg.mem0_config:
+        store_options["config"] = cfg.mem0_config
+    store = build_backend(cfg.framework, native_order=cfg.native_order, options=store_options)
     tmp_ctx = None
     try:
         t = time.perf_counter()
