@@ -176,6 +176,17 @@ def results_doc() -> str:
                   "questions of BEAM and LongMemEval-S (ids in",
                   "`benchmarks/results/eval/tuning_halves.json`); the odd halves were held out",
                   "(`python benchmarks/held_out_halves.py`).", "", halves, ""]
+    r3 = EVAL / "round3_split.json"
+    if r3.exists():
+        sp = json.loads(r3.read_text())
+        parts += ["## The held-out split for the next round (fixed before tuning)", "",
+                  "`benchmarks/round3_split.py` wrote `benchmarks/results/eval/round3_split.json`: "
+                  "LoCoMo tunes on the turns store and holds out the extracted-facts store; BEAM-100K "
+                  f"tunes on chats 1-10 ({len(sp['beam']['tuning'])} questions) and holds out chats "
+                  f"11-20 ({len(sp['beam']['held_out'])}); LongMemEval-S tunes on the temporal and "
+                  f"single-session types ({len(sp['longmemeval']['tuning'])}) and holds out the "
+                  f"multi-session and knowledge-update questions ({len(sp['longmemeval']['held_out'])}). "
+                  "A policy becomes the default only if it also wins on the held-out side.", ""]
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -52,8 +52,8 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
                    help="benchmark (default locomo), or custom: your own file given by --data "
                         "(docs/eval-custom-data.md)")
     g.add_argument("--data", metavar="PATH",
-                   help="file or folder to read (default: ../shared/data, a cached download, or "
-                        "the official download)")
+                   help="file or folder to read (default: $MEMPURSUIT_DATA/<the dataset's "
+                        "file>, a cached download, or the official download)")
     g.add_argument("--units", default="turns",
                    choices=["turns", "observations", "summaries", "sessions"],
                    help="memory units to store (default turns; observations/summaries: LoCoMo)")

@@ -265,7 +265,7 @@ def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
     else:
         reason = "downloads are off"
     raise DatasetNotFoundError(
-        f"{dataset}: no local copy found (looked in ../shared/data/{spec['relative']} and "
+        f"{dataset}: no local copy found (looked in ${DATA_ENV}/{spec['relative']} and "
         f"{target}) and {reason}. Get the official files from {spec['home']} and pass "
         f"--data PATH (Python: data=PATH)."
     )
