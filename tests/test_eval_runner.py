@@ -252,3 +252,24 @@ def test_left_out_and_unscored_questions_are_reported(cache, embedder, tmp_path,
     assert "left out:" in err and f"{others['single-hop']} single-hop" in err
     md = (out / "summary.md").read_text()
     assert "left out by category:" in md and "session coverage %" in md
+
+
+def test_the_readmes_main_job_runs_as_written(cache, tmp_path, capsys):
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    setup = readme.split("## Set-up: two commands", 1)[1].split("## Install", 1)[0]
+    line = next(ln for ln in setup.splitlines() if "mempursuit eval" in ln and not ln.startswith("#"))
+    argv = shlex.split(line.split("&&", 1)[1])
+    assert argv[0] == "mempursuit"
+    argv = argv[1:]
+    out = tmp_path / "demo"
+    argv[argv.index("--out") + 1] = str(out)
+    root = Path(__file__).resolve().parents[1]
+    argv[argv.index("--data") + 1] = str(root / argv[argv.index("--data") + 1])
+    assert cli_main(argv + ["--cache-dir", str(cache), "--no-plots", "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    from mempursuit_core import DEFAULT_POLICY
+
+    assert summary["policies"] == ["native", DEFAULT_POLICY] and summary["n_scored"] > 0
+    assert (out / "summary.md").read_text().startswith("# mempursuit eval")
