@@ -157,7 +157,8 @@ def results_doc() -> str:
             parts += [f"## {title}", ""]
             for run in runs_under(folder):
                 parts += [table(run, ks), ""]
-    frameworks = [EVAL / n for n in ("mem0-locomo", "simplemem-locomo", "memorybank-locomo")
+    frameworks = [EVAL / n for n in ("mem0-locomo", "lightmem-locomo", "simplemem-locomo",
+                                      "memorybank-locomo")
                   if (EVAL / n / "summary.json").exists()]
     if frameworks:
         parts += ["## Through the frameworks' own stores (LoCoMo)", ""]
