@@ -26,12 +26,17 @@ class PoolSignals(Mapping):
     """
 
     def __init__(self, producers: dict[str, Callable[[], Any]] | None = None, *,
-                 values: dict[str, Any] | None = None):
+                 values: dict[str, Any] | None = None,
+                 optional: dict[str, Callable[[], Any]] | None = None):
         self._producers = dict(producers or {})
         self._ready = dict(values or {})
-        both = self._producers.keys() & self._ready.keys()
+        # producers that may have nothing to give: a None result leaves the key absent, so
+        # ``key in signals`` runs them (a policy that asks whether a signal exists pays for it)
+        self._optional = dict(optional or {})
+        keys = [self._producers.keys(), self._ready.keys(), self._optional.keys()]
+        both = (keys[0] & keys[1]) | (keys[0] & keys[2]) | (keys[1] & keys[2])
         if both:
-            raise ValueError(f"signals given both as values and as producers: {sorted(both)}")
+            raise ValueError(f"signals given more than once: {sorted(both)}")
         self._values: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
@@ -40,19 +45,39 @@ class PoolSignals(Mapping):
                 self._values[key] = self._ready[key]
             elif key in self._producers:
                 self._values[key] = self._producers[key]()
+            elif key in self._optional:
+                self._values[key] = self._optional[key]()
             else:
                 raise KeyError(key)
-        return self._values[key]
+        value = self._values[key]
+        if value is None and key in self._optional:
+            raise KeyError(key)
+        return value
 
     def __iter__(self) -> Iterator[str]:
         yield from self._ready
         yield from self._producers
+        yield from (k for k in self._optional if k in self)
 
     def __len__(self) -> int:
-        return len(self._ready) + len(self._producers)
+        return sum(1 for _ in self)
 
     def __contains__(self, key: object) -> bool:
+        if key in self._optional:
+            try:
+                self[key]
+            except KeyError:
+                return False
+            return True
         return key in self._ready or key in self._producers
+
+    def with_optional(self, key: str, producer: Callable[[], Any]) -> "PoolSignals":
+        """These signals plus ``key``, produced on first use; a producer that returns None
+        leaves ``key`` absent. Values already computed are kept."""
+        out = PoolSignals(self._producers, values=self._ready,
+                          optional={**self._optional, key: producer})
+        out._values = dict(self._values)
+        return out
 
     def computed(self) -> list[str]:
         """Keys read so far (what policies actually read)."""

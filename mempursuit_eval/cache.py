@@ -105,8 +105,9 @@ def encode_with_progress(embedder, texts: Sequence[str], progress=None, **kw) ->
     return out
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:120] or "embedder"
+def safe_filename(name: str, limit: int = 120, fallback: str = "embedder") -> str:
+    """``name`` as one path component: letters, digits and ``._-`` only, at most ``limit``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:limit] or fallback
 
 
 class EmbeddingCache:
@@ -122,7 +123,7 @@ class EmbeddingCache:
     """
 
     def __init__(self, root: str | os.PathLike | None, fingerprint: str):
-        self.dir = (Path(root).expanduser() / "embeddings" / _safe(fingerprint)
+        self.dir = (Path(root).expanduser() / "embeddings" / safe_filename(fingerprint)
                     if root is not None else None)
         self._index: dict[bytes, tuple[int, int]] = {}
         self._blocks: list[np.ndarray] = []

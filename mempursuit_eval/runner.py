@@ -23,7 +23,6 @@ import json
 import math
 import os
 import platform
-import re
 import shutil
 import sys
 import tempfile
@@ -37,7 +36,7 @@ import numpy as np
 from mempursuit_core import DEFAULT_POLICY
 
 from .base import MemoryUnit, Pool
-from .cache import CachedEmbedder, check_cache_dir, encode_with_progress
+from .cache import CachedEmbedder, check_cache_dir, encode_with_progress, safe_filename
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
 from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
 from .progress import Progress
@@ -179,10 +178,6 @@ def _store_key(store, cfg: EvalConfig, embedder, units: Sequence[MemoryUnit]) ->
         h.update(repr((u.uid, u.text, u.group, u.session_id, u.source_ids, u.timestamp,
                        u.speaker)).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:20]
-
-
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60] or "store"
 
 
 def _accepts(fn: Callable, name: str) -> bool:
@@ -505,7 +500,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         if cache_root is not None and loader is not None:
             # A store that can reopen its own build lives in the cache, keyed by content hash.
             store_key = _store_key(store, cfg, embedder, ds.units)
-            workdir = cache_root / "stores" / f"{_safe_name(cfg.framework)}-{store_key}"
+            workdir = cache_root / "stores" / f"{safe_filename(cfg.framework, 60, 'store')}-{store_key}"
         else:
             tmp_ctx = tempfile.TemporaryDirectory(prefix="mempursuit-store-")
             workdir = Path(tmp_ctx.name)

@@ -6,7 +6,6 @@ embedding, the embedder is a guard that fails the test if it is ever asked to em
 test that needs a real run uses the packaged MiniLM.
 """
 
-import copy
 import json
 import tempfile
 from pathlib import Path

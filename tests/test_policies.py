@@ -356,3 +356,20 @@ def test_spread_order_is_the_greedy_one_off_penalty():
 def test_native_dedup_refuses_a_nan_threshold():
     with pytest.raises(ValueError, match="threshold"):
         get_selector("native-dedup", threshold=float("nan"))
+
+
+def test_pool_signals_with_an_optional_producer():
+    from mempursuit_core.signals import PoolSignals
+
+    calls = []
+    base = PoolSignals({"texts": lambda: ["a", "b"]}, values={"dense": [1.0, 0.5]})
+    none = base.with_optional("lexical", lambda: calls.append("none"))
+    assert "lexical" not in none and calls == ["none"] and set(none) == {"texts", "dense"}
+    with pytest.raises(KeyError):
+        none["lexical"]
+    assert calls == ["none"]  # produced once
+    some = base.with_optional("lexical", lambda: [2.0, 1.0])
+    assert some.computed() == [] and "lexical" in some and some["lexical"] == [2.0, 1.0]
+    assert some.computed() == ["lexical"] and len(some) == 3
+    with pytest.raises(ValueError, match="more than once"):
+        PoolSignals({"x": list}, optional={"x": list})

@@ -50,7 +50,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core import Selection, Selector, resolve_selector
+from mempursuit_core import Selection, Selector
 from mempursuit_core.selectors import NativeSelector
 from mempursuit_core.options import DEFAULT_POOL, ReadOptions
 from mempursuit_core.validation import check_int, checked_order

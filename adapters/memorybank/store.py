@@ -58,7 +58,7 @@ from .readpath import (
     rewrite_query,
 )
 
-__all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir"]
+__all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir", "import_faiss"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,8 @@ DEFAULT_POOL_SIZE = DEFAULT_POOL  # the old name
 MANIFEST_FORMAT = "mempursuit-memorybank/1"
 
 
-def _faiss():
+def import_faiss():
+    """The ``faiss`` module, or :class:`AdapterNotInstalledError` naming the extra to install."""
     try:
         import faiss
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -314,7 +315,7 @@ class MemoryBankStore:
         return rewrite_query(query, self.memory.name, self.templates) if self.rewrite_queries else query
 
     def _new_index(self, d: int):
-        return _faiss().IndexFlatL2(int(d))
+        return import_faiss().IndexFlatL2(int(d))
 
     def _sync(self) -> None:
         """Bring the index in line with ``self.memory``: embed only new or changed documents."""
@@ -445,7 +446,7 @@ class MemoryBankStore:
             raise OSError(
                 f"cannot create the index folder {target} ({exc}); pass index_dir=... or persist=False"
             ) from exc
-        faiss = _faiss()
+        faiss = import_faiss()
         with _exclusive(os.path.realpath(target)):
             fd, tmp_index = tempfile.mkstemp(prefix=".index.faiss.", suffix=".tmp", dir=target)
             os.close(fd)
@@ -513,7 +514,7 @@ class MemoryBankStore:
         if want_sha is not None and _sha256(index_path) != want_sha:
             return self._reject(index_dir, "index.faiss is not the file manifest.json was written with "
                                            "(its SHA-256 differs: truncated, overwritten or damaged)")
-        faiss = _faiss()
+        faiss = import_faiss()
         try:
             index = faiss.read_index(str(index_path))
         except Exception as exc:  # FAISS raises RuntimeError with its C++ message

@@ -43,11 +43,11 @@ import copy
 import logging
 from dataclasses import dataclass, field
 from collections.abc import Mapping
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from mempursuit_core import Selection, Selector, resolve_selector
+from mempursuit_core import Selection, Selector
 from mempursuit_core.options import DEFAULT_POOL, ReadOptions
 from mempursuit_core.validation import check_int, checked_order
 from mempursuit_core.signals import pool_signals
@@ -278,41 +278,6 @@ def keyword_scores(store: Any, query: str, entry_ids: Sequence[str], *,
     return np.array([found.get(i, 0.0) for i in ids], dtype=np.float64)
 
 
-class _WithOptionalSignal(Mapping):
-    """``base`` signals plus one key whose value is produced on first use; a producer that
-    returns None leaves the key absent (``key in signals`` is then False)."""
-
-    def __init__(self, base: Mapping, key: str, producer: Callable[[], Any]):
-        self._base, self._key, self._producer = base, key, producer
-        self._done, self._value = False, None
-
-    def _get(self) -> Any:
-        if not self._done:
-            self._value, self._done = self._producer(), True
-        return self._value
-
-    def __getitem__(self, key: str) -> Any:
-        if key != self._key:
-            return self._base[key]
-        value = self._get()
-        if value is None:
-            raise KeyError(key)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        yield from (k for k in self._base if k != self._key)
-        if self._get() is not None:
-            yield self._key
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def computed(self) -> list[str]:
-        """Keys computed so far (what policies actually read)."""
-        done = list(getattr(self._base, "computed", list)())
-        return done + [self._key] if self._done else done
-
-
 # --------------------------------------------------------------------------------------------
 # The wrapper
 # --------------------------------------------------------------------------------------------
@@ -462,10 +427,10 @@ class MemPursuitRetriever:
             pool = self.pool_from(query, native)
             if not len(pool):
                 return SimpleMemSelection(entries=[], pool=pool, native=native)
-            signals = _WithOptionalSignal(pool_signals(
+            signals = pool_signals(
                 [getattr(e, "lossless_restatement", "") or "" for e in pool.entries], query,
                 timestamps=[getattr(e, "timestamp", None) for e in pool.entries],
-            ), "lexical", lambda: self._lexical(query, pool))
+            ).with_optional("lexical", lambda: self._lexical(query, pool))
             selection = self.selector.select(pool.query_vector, pool.vectors, k, signals=signals)
             order = checked_order(selection, k, len(pool), self.selector)
             return SimpleMemSelection(entries=[pool.entries[i] for i in order], pool=pool,

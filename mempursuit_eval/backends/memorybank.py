@@ -24,7 +24,7 @@ from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, 
 from mempursuit_eval.cache import encode_with_progress
 
 from mempursuit_memorybank.documents import get_templates
-from mempursuit_memorybank.store import _faiss
+from mempursuit_memorybank.store import import_faiss
 
 __all__ = ["MemoryBankBackend"]
 
@@ -63,7 +63,7 @@ class MemoryBankBackend:
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path | None = None,
               progress: Callable[[int], None] | None = None) -> None:
         """Embed every unit's document and index it in its group's ``IndexFlatL2``."""
-        faiss = _faiss()
+        faiss = import_faiss()
         by_group: dict[str, dict[str, list[MemoryUnit]]] = {}
         seen: set[str] = set()
         for u in units:
