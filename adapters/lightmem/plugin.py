@@ -8,7 +8,7 @@ SPEC = AdapterSpec(
     module="mempursuit_lightmem.adapter",
     framework="lightmem",
     extra="lightmem",
-    summary="LightMem (zjunlp/LightMem): pursuit over LightMemory.retrieve's top-60 Qdrant pool",
+    summary="LightMem (zjunlp/LightMem): reorders LightMemory.retrieve's top-200 Qdrant pool",
     install_hint=(
         'pip install "mempursuit[lightmem]" and LightMem itself from its git repository '
         "(pip install git+https://github.com/zjunlp/LightMem.git; the registry's lightmem 0.0.0 "

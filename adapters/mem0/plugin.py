@@ -13,7 +13,7 @@ def register_adapters(register):
             framework="mem0",
             extra="mem0",
             summary=(
-                "Mem0 (mem0ai 2.x): pursuit over Mem0's own ranked pool with vectors read back "
+                "Mem0 (mem0ai 2.x): reorders Mem0's own ranked pool with vectors read back "
                 "from Qdrant, FAISS, Chroma or pgvector"
             ),
         )

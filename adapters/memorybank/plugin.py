@@ -12,6 +12,6 @@ def register_adapters(register):
             module="mempursuit_memorybank",
             framework="faiss",
             extra="memorybank",
-            summary="MemoryBank (SiliconFriend): faithful FAISS read path, pursuit-chosen seeds",
+            summary="MemoryBank (SiliconFriend): faithful FAISS read path, seeds chosen by the read policy",
         )
     )

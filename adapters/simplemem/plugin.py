@@ -8,7 +8,7 @@ SPEC = AdapterSpec(
     module="mempursuit_simplemem.adapter",
     framework="simplemem",
     extra="simplemem",
-    summary="SimpleMem (aiming-lab/SimpleMem): pursuit over HybridRetriever.retrieve's pool "
+    summary="SimpleMem (aiming-lab/SimpleMem): reorders HybridRetriever.retrieve's pool "
             "(top-200, stored LanceDB vectors)",
 )
 
