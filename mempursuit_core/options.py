@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from .builtins import DEFAULT_POLICY
 from .validation import check_int
 
-__all__ = ["DEFAULT_POOL", "ReadOptions"]
+__all__ = ["DEFAULT_POOL", "ReadOptions", "LegacyOptionNames"]
 
 #: The candidate pool every adapter asks its framework for unless told otherwise.
 DEFAULT_POOL = 200
@@ -118,3 +118,19 @@ class ReadOptions:
     def pool_size(self, budget: int) -> int:
         """``P`` for a budget ``K``."""
         return max(self.pool, budget)
+
+
+class LegacyOptionNames:
+    """The attributes an adapter had under the old option names, read from ``self.options``."""
+
+    options: ReadOptions
+
+    @property
+    def pool_size(self) -> int:
+        """``P`` (the ``pool`` option; the old name)."""
+        return self.options.pool
+
+    @property
+    def fallback(self) -> bool:
+        """Whether a failure returns the framework's native result (``not strict``)."""
+        return not self.options.strict

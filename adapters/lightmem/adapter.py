@@ -52,7 +52,7 @@ import numpy as np
 
 from mempursuit_core import Selection, Selector
 from mempursuit_core.selectors import NativeSelector
-from mempursuit_core.options import DEFAULT_POOL, ReadOptions
+from mempursuit_core.options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
 from mempursuit_core.validation import check_int, checked_order
 from mempursuit_core.signals import pool_signals
 
@@ -285,7 +285,7 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
 # The wrapper
 # --------------------------------------------------------------------------------------------
 
-class MemPursuitLightMemory:
+class MemPursuitLightMemory(LegacyOptionNames):
     """A ``LightMemory`` whose ``retrieve`` keeps the memories a selector picks from a pool.
 
     Parameters
@@ -343,16 +343,6 @@ class MemPursuitLightMemory:
                                          policy_options=policy_options, strict=strict, **options)
         self.selector = self.options.selector()
         self._warn_if_store_unprotected()
-
-    @property
-    def pool_size(self) -> int:
-        """``P`` (the ``pool`` option)."""
-        return self.options.pool
-
-    @property
-    def fallback(self) -> bool:
-        """Whether a failure returns LightMem's native result (``not strict``)."""
-        return not self.options.strict
 
     @classmethod
     def from_config(

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mempursuit_core import Selection, Selector
-from mempursuit_core.options import DEFAULT_POOL, ReadOptions
+from mempursuit_core.options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
 from mempursuit_core.validation import check_int, checked_order
 from mempursuit_core.signals import pool_signals
 
@@ -282,7 +282,7 @@ def keyword_scores(store: Any, query: str, entry_ids: Sequence[str], *,
 # The wrapper
 # --------------------------------------------------------------------------------------------
 
-class MemPursuitRetriever:
+class MemPursuitRetriever(LegacyOptionNames):
     """A SimpleMem ``HybridRetriever`` whose ``retrieve`` returns the ``k`` entries a selector picks.
 
     Parameters
@@ -334,16 +334,6 @@ class MemPursuitRetriever:
         self.selector = self.options.selector()
         self.deterministic = bool(deterministic)
         self._warned_lexical = False
-
-    @property
-    def pool_size(self) -> int:
-        """``P`` (the ``pool`` option)."""
-        return self.options.pool
-
-    @property
-    def fallback(self) -> bool:
-        """Whether a failure returns SimpleMem's native first ``k`` (``not strict``)."""
-        return not self.options.strict
 
     def __getattr__(self, name: str) -> Any:
         if name == "retriever":
