@@ -250,6 +250,19 @@ class CachedEmbedder:
         self.hits += len(texts) - len(todo)
         if progress is not None and len(texts) - len(todo):
             progress(len(texts) - sum(1 for k in keys if k in todo))
+        if todo:
+            self._fill(todo, progress, batch_size)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        first = self.cache.get(keys[0])
+        out = np.empty((len(texts), first.shape[0]), dtype=np.float32)
+        for i, k in enumerate(keys):
+            out[i] = self.cache.get(k)
+        self._dim = out.shape[1]
+        return out
+
+    def _fill(self, todo: dict[bytes, str], progress, batch_size: int) -> None:
+        """Embed the texts not in the cache (``{key: text}``) and add them to it."""
         items = list(todo.items())
         for start in range(0, len(items), self.chunk):
             part = items[start : start + self.chunk]
@@ -260,14 +273,6 @@ class CachedEmbedder:
                 raise ValueError(f"embedder {self.name!r} returned shape {vecs.shape} for "
                                  f"{len(ptexts)} texts")
             self.cache.add([k for k, _ in part], vecs, persist=self.persist)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        first = self.cache.get(keys[0])
-        out = np.empty((len(texts), first.shape[0]), dtype=np.float32)
-        for i, k in enumerate(keys):
-            out[i] = self.cache.get(k)
-        self._dim = out.shape[1]
-        return out
 
     def __repr__(self) -> str:
         return f"<CachedEmbedder {self.name!r} cached={len(self.cache)}>"

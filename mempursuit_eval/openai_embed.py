@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .cache import CachedEmbedder, text_key
+from .cache import CachedEmbedder
 
 __all__ = ["OpenAIEmbedder", "EmbeddingRequestError", "RemoteCachedEmbedder", "make_embedder",
            "cached_embedder", "embeddings_url", "PREFIX"]
@@ -336,35 +336,16 @@ class RemoteCachedEmbedder(CachedEmbedder):
                 self._dim = int(self.inner.dim)
         return self._dim
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
-               progress: Callable[[int], None] | None = None) -> np.ndarray:
-        if isinstance(texts, str):
-            raise TypeError("encode() takes a sequence of strings, not a single string")
-        texts = list(texts)
-        keys = [text_key(t) for t in texts]
-        todo: dict[bytes, str] = {}
-        for k, t in zip(keys, texts):
-            if k not in self.cache and k not in todo:
-                todo[k] = t
-        self.misses += len(todo)
-        self.hits += len(texts) - len(todo)
-        if progress is not None and len(texts) - len(todo):
-            progress(len(texts) - sum(1 for k in keys if k in todo))
-        if todo:
-            tkeys = list(todo)
-            tbs = self.inner.batch_size  # the endpoint's batch, not the harness's default
+    def _fill(self, todo: dict[bytes, str], progress, batch_size: int) -> None:
+        tkeys = list(todo)
 
-            def sink(start: int, vecs: np.ndarray) -> None:
-                self.cache.add(tkeys[start : start + len(vecs)], vecs, persist=self.persist)
-                if progress is not None:
-                    progress(len(vecs))
+        def sink(start: int, vecs: np.ndarray) -> None:  # each answered batch is kept at once
+            self.cache.add(tkeys[start : start + len(vecs)], vecs, persist=self.persist)
+            if progress is not None:
+                progress(len(vecs))
 
-            self.inner.encode_batches(list(todo.values()), sink, batch_size=tbs)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        out = np.stack([self.cache.get(k) for k in keys]).astype(np.float32, copy=False)
-        self._dim = out.shape[1]
-        return out
+        # the endpoint's batch, not the harness's default
+        self.inner.encode_batches(list(todo.values()), sink, batch_size=self.inner.batch_size)
 
 
 _FLAGS = {"url": "--embedder-url", "key_env": "--embedder-key-env",

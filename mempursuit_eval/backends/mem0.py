@@ -253,6 +253,10 @@ class Mem0Backend:
             if uid is None:
                 raise ValueError(f"memory {item.get('id')} has no 'uid' in its metadata")
             uids.append(uid)
+        return self._pool_from(prepared, group, query, uids)
+
+    def _pool_from(self, prepared: Any, group: str, query: str, uids: list[str]) -> Pool:
+        """The harness's Pool for Mem0's prepared pool; ``uids`` are its units' ids."""
         # Mem0's own keyword / entity scores keep a "mem0_" prefix: "bm25" and the sparse
         # features below are the harness's (the plain store's names and meaning). Everything
         # stays lazy: a policy pays only for the signals it reads.

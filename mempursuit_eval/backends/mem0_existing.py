@@ -33,7 +33,6 @@ What is read, and how nothing is written:
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import os
 from pathlib import Path
@@ -42,7 +41,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size
-from mempursuit_core.signals import PoolSignals
 
 from .mem0 import Mem0Backend
 
@@ -288,19 +286,7 @@ class ExistingMem0Backend(Mem0Backend):
             qv = np.asarray(self.memory.embedding_model.embed(query, "search"), dtype=np.float64)
             return Pool(uids=[], vectors=np.zeros((0, qv.shape[0]), dtype=np.float32),
                         query_vector=qv, native_scores=np.zeros(0))
-        uids = [str(item["id"]) for item in prepared.items]
-        base = prepared.signals
-        names = {"bm25": "mem0_bm25", "entity": "mem0_entity"}
-        producers = {names.get(key, key): (lambda key=key: base[key]) for key in base}
-        session_ids = [self._units[u].session_id if u in self._units else None for u in uids]
-        producers["session_ids"] = lambda: session_ids
-        if self.lexical:
-            lexical = functools.lru_cache(maxsize=1)(
-                lambda: self._lexical_signals(group, query, uids))
-            for key in ("bm25", "sparse", "query_sparse", "sparse_terms"):
-                producers[key] = lambda key=key: lexical()[key]
-        return Pool(uids=uids, vectors=prepared.vectors, query_vector=prepared.query_vector,
-                    native_scores=prepared.native_scores, signals=PoolSignals(producers))
+        return self._pool_from(prepared, group, query, [str(item["id"]) for item in prepared.items])
 
     def close(self) -> None:
         memory, self.memory = self.memory, None
