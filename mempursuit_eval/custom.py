@@ -241,18 +241,26 @@ def _parse_meta(r: _Reader, meta: dict) -> dict:
     return out
 
 
+def _record_id(r: _Reader, kind: str, i: int, rec: Any, line: int | None, fields,
+               seen: dict[str, int]) -> tuple[str, str]:
+    """Where record ``i`` is (for messages) and its id, checked: an object with known fields
+    and a new, non-empty id."""
+    where = r.where(kind, i, rec, line)
+    if not isinstance(rec, dict):
+        raise r.fail(where, f"must be an object, got {type(rec).__name__}")
+    r.unknown(rec, fields, where)
+    rid = r.string(rec, "id", where, required=True, nonempty=True)
+    if rid in seen:
+        raise r.fail(where, f"field 'id': duplicate id {rid!r} (first at {kind} #{seen[rid]})")
+    seen[rid] = i
+    return where, rid
+
+
 def _parse_memories(r: _Reader, records: list[tuple[Any, int | None]]) -> list[MemoryUnit]:
     units: list[MemoryUnit] = []
     seen: dict[str, int] = {}
     for i, (rec, line) in enumerate(records):
-        where = r.where("memory", i, rec, line)
-        if not isinstance(rec, dict):
-            raise r.fail(where, f"must be an object, got {type(rec).__name__}")
-        r.unknown(rec, MEMORY_FIELDS, where)
-        uid = r.string(rec, "id", where, required=True, nonempty=True)
-        if uid in seen:
-            raise r.fail(where, f"field 'id': duplicate id {uid!r} (first at memory #{seen[uid]})")
-        seen[uid] = i
+        where, uid = _record_id(r, "memory", i, rec, line, MEMORY_FIELDS, seen)
         text = r.string(rec, "text", where, required=True, nonempty=True)
         group = r.string(rec, "group", where, nonempty=True) or DEFAULT_GROUP
         session = r.string(rec, "session", where, nonempty=True) or uid
@@ -271,14 +279,7 @@ def _parse_questions(r: _Reader, records: list[tuple[Any, int | None]]) -> list[
     out: list[_RawQuestion] = []
     seen: dict[str, int] = {}
     for i, (rec, line) in enumerate(records):
-        where = r.where("question", i, rec, line)
-        if not isinstance(rec, dict):
-            raise r.fail(where, f"must be an object, got {type(rec).__name__}")
-        r.unknown(rec, QUESTION_FIELDS, where)
-        qid = r.string(rec, "id", where, required=True, nonempty=True)
-        if qid in seen:
-            raise r.fail(where, f"field 'id': duplicate id {qid!r} (first at question #{seen[qid]})")
-        seen[qid] = i
+        where, qid = _record_id(r, "question", i, rec, line, QUESTION_FIELDS, seen)
         gold = r.strings(rec, "gold", where, required=True)
         answer = rec.get("answer", "")
         if answer is None:
