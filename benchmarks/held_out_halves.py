@@ -8,6 +8,9 @@ McNemar p-value, and writes them as JSON with ``--out``.
 
     python benchmarks/held_out_halves.py runs/beam-dense runs/lme-hybrid \\
         --policies pursuit-center pursuit-center:spread=0 --out halves.json
+
+``--split benchmarks/results/eval/round3_split.json`` scores the sides of the next round's split
+instead (``{dataset: {"tuning": [ids], "held_out": [ids]}}``, from ``round3_split.py``).
 """
 
 from __future__ import annotations
@@ -26,14 +29,20 @@ from mempursuit_eval.metrics import paired_comparison  # noqa: E402
 HALVES = Path(__file__).resolve().parent / "results" / "eval" / "tuning_halves.json"
 
 
-def halves(run: Path, policies: list[str] | None, ks=("10", "20")) -> dict:
+def halves(run: Path, policies: list[str] | None, ks=("10", "20"), split: Path | None = None
+           ) -> dict:
     summary = json.loads((run / "summary.json").read_text())
-    tuning = set(json.loads(HALVES.read_text())[summary["dataset"]])
+    if split is None:
+        tuning = set(json.loads(HALVES.read_text())[summary["dataset"]])
+        sides = (("tuning (even)", True), ("held out (odd)", False))
+    else:
+        tuning = set(json.loads(split.read_text())[summary["dataset"]]["tuning"])
+        sides = (("tuning", True), ("held out", False))
     rows = [json.loads(line) for line in (run / "questions.jsonl").open()]
     rows = [r for r in rows if r["gold_turns"]]
     names = policies or [p for p in rows[0]["metrics"] if p != "native"]
     out = {"dataset": summary["dataset"], "native_order": summary["native_order"], "halves": {}}
-    for half, keep in (("tuning (even)", True), ("held out (odd)", False)):
+    for half, keep in sides:
         sub = [r for r in rows if (r["qid"] in tuning) == keep]
         table = {}
         for name in ["native"] + names:
@@ -70,8 +79,10 @@ def main(argv=None) -> int:
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--policies", nargs="*", default=None)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--split", type=Path, default=None,
+                    help="a {dataset: {tuning, held_out}} split file instead of the halves")
     args = ap.parse_args(argv)
-    results = [halves(run, args.policies) for run in args.runs]
+    results = [halves(run, args.policies, split=args.split) for run in args.runs]
     print("\n".join(markdown(r) for r in results))
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))

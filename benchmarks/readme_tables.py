@@ -91,8 +91,7 @@ def summary_table() -> str:
     return "\n".join(lines)
 
 
-def held_out() -> str:
-    path = EVAL / "held_out_halves.json"
+def held_out(path: Path = EVAL / "held_out_halves.json") -> str:
     if not path.exists():
         return ""
     lines = ["| data | native order | half | policy | session K=10 | turn K=10 | session K=20 | turn K=20 |",
@@ -188,6 +187,11 @@ def results_doc() -> str:
                   f"single-session types ({len(sp['longmemeval']['tuning'])}) and holds out the "
                   f"multi-session and knowledge-update questions ({len(sp['longmemeval']['held_out'])}). "
                   "A policy becomes the default only if it also wins on the held-out side.", ""]
+        base = held_out(EVAL / "round3_baseline.json")
+        if base:
+            parts += ["Where the default stands on each side today (`python benchmarks/held_out_halves.py "
+                      "RUN --split benchmarks/results/eval/round3_split.json`, from a "
+                      "`mempursuit eval --native-order hybrid` run):", "", base, ""]
     return "\n".join(parts).rstrip() + "\n"
 
 
