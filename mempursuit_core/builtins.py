@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
 
 from .hookspecs import hookimpl
@@ -16,15 +18,19 @@ DEFAULT_POLICY = CenteredFusion.name
 DEPRECATED_ALIASES = {"pursuit-center": CenteredFusion.name}
 
 
-def _paper(**options) -> PursuitSelector:
-    return PursuitSelector(adaptive=False, **options)
+def _fixing(cls, **fixed):
+    """``cls`` with some keywords fixed; its signature lists the options it still takes."""
+    def build(**options):
+        return cls(**fixed, **options)
 
-
-def _paper_adaptive(**options) -> PursuitSelector:
-    return PursuitSelector(adaptive=True, **options)
+    sig = inspect.signature(cls)
+    build.__signature__ = sig.replace(
+        parameters=[p for p in sig.parameters.values() if p.name not in fixed])
+    return build
 
 
 def _deprecated(old: str, factory):
+    @functools.wraps(factory)  # the same signature as the policy it names
     def build(**options):
         warnings.warn(f"the read policy {old!r} is now called {DEPRECATED_ALIASES[old]!r}; "
                       "the old name goes in the next release", DeprecationWarning, stacklevel=3)
@@ -35,8 +41,9 @@ def _deprecated(old: str, factory):
 
 FACTORIES = {
     "native": (NativeSelector, NativeSelector.description),
-    "mempursuit": (_paper, "MemPursuit: the paper's simplex-constrained residual pursuit"),
-    "mempursuit-adaptive": (_paper_adaptive,
+    "mempursuit": (_fixing(PursuitSelector, adaptive=False),
+                   "MemPursuit: the paper's simplex-constrained residual pursuit"),
+    "mempursuit-adaptive": (_fixing(PursuitSelector, adaptive=True),
                             "MemPursuit with adaptive stopping (tau=1e-5, patience=2)"),
     "mmr": (MMRSelector, MMRSelector.description),
     CenteredFusion.name: (CenteredFusion, CenteredFusion.description),

@@ -107,10 +107,6 @@ class ReadOptions:
 
         return resolve_selector(self.policy, **self.policy_options)
 
-    @property
-    def policy_name(self) -> str:
-        return self.policy if isinstance(self.policy, str) else getattr(self.policy, "name", "?")
-
     def budget(self, top_k: int) -> int:
         """``K`` for a read asked for ``top_k`` results."""
         return top_k if self.k is None else min(self.k, top_k)

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from .pursuit import _as_matrix, _as_vector, _bad_row_error, _unit_rows, row_norms, select
+from .pursuit import _as_matrix, _as_vector, _unit_rows, checked_row_norms, select
 from .selectors import Selection, Selector
 from .signals import minmax, zscore
 from .validation import check_k
@@ -267,11 +267,7 @@ class CenteredFusion(_PoolPolicy):
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
         X = M.astype(np.float64, copy=False)
-        norms = row_norms(X)
-        with np.errstate(divide="ignore", over="ignore"):
-            bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0) & np.isfinite(1.0 / norms)))
-        if bad.size:
-            raise _bad_row_error(int(bad[0]))
+        norms = checked_row_norms(X)
         # With unit rows u_i, centroid mu and residuals u_i - mu, q - mu (never formed):
         # (u_i - mu).(q - mu) = u_i.q - u_i.mu - mu.q + mu.mu and |u_i - mu|^2 = 1 - 2 u_i.mu + mu.mu.
         mu = (X.T @ (1.0 / norms)) / P

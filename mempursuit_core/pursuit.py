@@ -168,12 +168,18 @@ def _unit_rows(M: np.ndarray) -> np.ndarray:
     """Rows of a (P, d) matrix scaled to unit length, float64; names the first bad row."""
     M = M.astype(np.float64, copy=False)
     with np.errstate(over="ignore", under="ignore"):
-        norms = row_norms(M, np.linalg.norm(M, axis=1))
+        norms = checked_row_norms(M, np.linalg.norm(M, axis=1))
+    return M / norms[:, None]
+
+
+def checked_row_norms(X: np.ndarray, norms: np.ndarray | None = None) -> np.ndarray:
+    """:func:`row_norms`, or a ValueError naming the first row that cannot be normalised."""
+    norms = row_norms(X, norms)
     with np.errstate(divide="ignore", over="ignore"):
         bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0) & np.isfinite(1.0 / norms)))
     if bad.size:
         raise _bad_row_error(int(bad[0]))
-    return M / norms[:, None]
+    return norms
 
 
 _NO_PRIOR = np.empty(0)

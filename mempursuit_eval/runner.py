@@ -215,74 +215,17 @@ def parse_policy(spec: str) -> tuple[str, dict]:
     return name, opts
 
 
-def _forwarded_keywords(fn: Callable) -> tuple[set[str], bool]:
-    """Keywords ``fn`` fixes itself in a ``Callee(..., key=value, **options)`` call (from its
-    source), and whether that could be read."""
-    import ast
-    import textwrap
-
+def _factory_options(factory: Callable) -> list[str] | None:
+    """The keyword options a selector factory (a class or a function) accepts, read from its
+    signature; ``None`` when it takes ``**options`` (then they cannot be known in advance)."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return set(), False
-    fixed: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and any(k.arg is None for k in node.keywords):
-            fixed |= {k.arg for k in node.keywords if k.arg is not None}
-    return fixed, True
-
-
-def _factory_options(factory: Callable, depth: int = 0) -> list[str] | None:
-    """The keyword options a selector factory (a class or a function) accepts, or ``None`` when
-    they cannot be known (a ``**options`` factory whose target is not found).
-
-    A forwarding factory such as ``def _paper(**options): return PursuitSelector(adaptive=False,
-    **options)`` is followed to the selector class it calls (through its globals or closure),
-    less the keywords it fixes itself.
-    """
-    try:
-        sig = inspect.signature(factory)
+        params = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    names = [p.name for p in sig.parameters.values() if p.kind in kinds]
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
-        return names
-    code = getattr(factory, "__code__", None)
-    if depth >= 2 or code is None:
-        return None
-    targets = [factory.__globals__.get(n) for n in code.co_names]
-    targets += [c.cell_contents for c in (factory.__closure__ or ())
-                if _cell_is_set(c)]
-    targets = [t for t in targets if callable(t) and (
-        (isinstance(t, type) and callable(getattr(t, "select", None)))
-        or inspect.isfunction(t))]
-    if not targets:
-        return None
-    found: set[str] = set(names)
-    for t in targets:
-        sub = _factory_options(t, depth + 1)
-        if sub is None:
-            return None
-        found |= set(sub)
-    fixed, ok = _forwarded_keywords(factory)
-    return sorted(found - fixed) if ok else sorted(found)
-
-
-def _cell_is_set(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
-
-
-def _takes_no_var_keywords(factory: Callable) -> bool:
-    try:
-        return not any(p.kind is inspect.Parameter.VAR_KEYWORD
-                       for p in inspect.signature(factory).parameters.values())
-    except (TypeError, ValueError):
-        return False
+    return [p.name for p in params if p.kind in kinds]
 
 
 def _check_policy_options(label: str, name: str, given: dict, accepted: list[str] | None) -> None:
@@ -317,15 +260,14 @@ def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
         opts = dict(given)
         if cfg.threads is not None and name in ("mempursuit", "mempursuit-adaptive"):
             opts.setdefault("threads", cfg.threads)
-        accepted, exact = None, False
+        accepted = None
         if given:  # built-in names first, like get_selector (no plugin loading for those)
             factory = BUILTIN_FACTORIES.get(name) or list_selector_factories().get(name)
             if factory is not None:
                 accepted = _factory_options(factory[0])
-                exact = _takes_no_var_keywords(factory[0])
-        # An exact signature is checked before building; a ``**options`` factory is built and
-        # its TypeError explained with the options it was inferred to forward.
-        if exact:
+        # A known signature is checked before building; a ``**options`` factory is built and
+        # its TypeError explained.
+        if accepted is not None:
             _check_policy_options(label, name, given, accepted)
         try:
             out[label] = get_selector(name, **opts)
