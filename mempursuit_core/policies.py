@@ -27,9 +27,11 @@ already-selected memories explain:
   signal (the framework's own keyword score, ``"lexical"``, and BM25 over the pool's
   ``"texts"``, light-stemmed; their mean where there are both) the two are fused as pool
   z-scores, the lexical one at weight 0.7 (min-max fusion with equal weights, like a hybrid
-  store, is ``fusion="minmax", weight=1``). With sessions or timestamps, ``spread`` (0.3)
-  lowers the other memories of a session once it has a pick, so the budget covers more
-  sessions. ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
+  store, is ``fusion="minmax", weight=1``). A day or month the query names ("on 3 June,
+  2023") raises the memories written then (``dates``, from ``"timestamps"``). With sessions or
+  timestamps, ``spread`` (0.3) lowers the other memories of a session once it has a pick, so
+  the budget covers more sessions. ``gamma > 0`` continues as ``pursuit-rank`` on the centred
+  features.
 * ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
   moved behind the rest.
 
@@ -44,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from .dates import date_match, query_dates
 from .pursuit import _as_matrix, _as_vector, _unit_rows, checked_row_norms, select
 from .selectors import Selection, Selector
 from .signals import minmax, zscore
@@ -198,6 +201,21 @@ class CenteredFusion(_PoolPolicy):
         LoCoMo and the even halves of BEAM and LongMemEval-S; 0 keeps the most gold turns
         (the previous default), larger values cover more sessions and fewer turns (measured
         in the README).
+    dates : float
+        Weight (pool z-scale) of the match between a date the query names ("on 3 June,
+        2023", "in July 2022") and each memory's ``timestamps`` day
+        (:func:`mempursuit_core.dates.date_match`); no change when the query names no date or
+        the pool has no timestamps. Default 3, chosen in round 3 on LoCoMo's turns and BEAM
+        chats 1-10 and confirmed on the held-out side (``docs/results.md``); 0 is the round-2
+        policy.
+    date_window : float
+        Days outside a named day or month at which the date match has fallen to 0.
+    adjacent : float
+        Evidence sits next to evidence: once a memory is picked, the memories right before and
+        after it in its session (the ``positions`` signal, the memory's place in the store's
+        write order, within the same ``session_ids``) gain ``adjacent`` on the fused scale,
+        as MemoryBank's read path expands its seeds. No change without ``positions``.
+        Default 0: it lifts LoCoMo's turn coverage but cost LongMemEval-S turns (round 3).
     gamma, keep, ridge : float, int, float
         With ``gamma > 0`` the fused order is the prior of ``pursuit-rank`` on the centred unit
         features (``keep`` first picks fixed); 0 returns the fused order.
@@ -205,26 +223,33 @@ class CenteredFusion(_PoolPolicy):
 
     name = "centered-fusion"
     description = ("default: relevance of what the query has beyond the pool's centroid, fused "
-                   "with the framework's and the pool's lexical scores, spread over sessions")
+                   "with the framework's and the pool's lexical scores and the dates the query "
+                   "names, spread over sessions")
 
     LEXICAL = ("auto", "prefer-signal", "signal", "pool", "none")
     FUSION = {"zscore": zscore, "minmax": minmax}
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
                  weight: float = 0.7, spread: float = 0.3, gamma: float = 0.0, keep: int = 1,
-                 ridge: float = 1e-10):
+                 ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
+                 adjacent: float = 0.0):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
         if fusion not in self.FUSION:
             raise ValueError(f"fusion must be one of {tuple(self.FUSION)}, got {fusion!r}")
-        if not all(math.isfinite(v) and v >= 0 for v in (weight, spread, gamma)):
-            raise ValueError(f"weight, spread and gamma must be finite and >= 0, got {weight}, "
-                             f"{spread}, {gamma}")
+        values = {"weight": weight, "spread": spread, "gamma": gamma, "dates": dates,
+                  "date_window": date_window, "adjacent": adjacent}
+        bad = {k: v for k, v in values.items() if not (math.isfinite(v) and v >= 0)}
+        if bad:
+            raise ValueError(f"{', '.join(bad)} must be finite and >= 0, got "
+                             + ", ".join(f"{k}={v}" for k, v in bad.items()))
         if not isinstance(stem, bool):
             raise ValueError(f"stem must be true or false, got {stem!r}")
         self.lexical, self.stem, self.fusion = lexical, stem, fusion
         self.weight, self.spread, self.gamma = float(weight), float(spread), float(gamma)
         self.keep, self.ridge = int(keep), float(ridge)
+        self.dates, self.date_window = float(dates), float(date_window)
+        self.adjacent = float(adjacent)
 
     @property
     def nested(self) -> bool:
@@ -286,10 +311,34 @@ class CenteredFusion(_PoolPolicy):
         score = norm(rel)
         if channels:  # two lexical channels count as one: their mean on the fusion scale
             score = score + self.weight * sum(norm(c) for c in channels) / len(channels)
+        text = (str(signals["query_text"] or "") if self.dates > 0 and signals
+                and "query_text" in signals else "")
+        # the timestamps (a lazy signal) are read only for a query that names a date
+        if text and query_dates(text) and "timestamps" in signals:
+            match = date_match(text, list(signals["timestamps"]), self.date_window)
+            if match is not None:
+                if match.shape != (P,):
+                    raise ValueError(f"'timestamps' has {match.shape[0]} entries but the pool "
+                                     f"has P={P}")
+                score = score + self.dates * match
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
-        buckets = time_buckets(signals, P) if self.spread > 0 else None
-        if buckets is not None:
+        positions = None
+        if self.adjacent > 0 and signals and "positions" in signals:
+            try:
+                positions = np.asarray(signals["positions"], dtype=np.int64).ravel()
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError("the 'positions' signal must hold one integer (the memory's "
+                                 "place in write order) per candidate") from None
+            if positions.shape != (P,):
+                raise ValueError(f"'positions' has {positions.shape[0]} entries but the pool "
+                                 f"has P={P}")
+        buckets = (time_buckets(signals, P) if self.spread > 0 or positions is not None
+                   else None)
+        if positions is not None:
+            order = _adjacent_order(score, order, buckets, self.spread, positions,
+                                    self.adjacent, min(k, P))
+        elif buckets is not None:
             order = _spread_order(score, order, buckets, self.spread)
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():
             return Selection(order=order[:k].astype(np.intp), info=info)
@@ -322,6 +371,45 @@ def _spread_order(score: np.ndarray, order: np.ndarray, buckets: list,
     key = score - penalty
     key[order[first]] = score[order[first]]
     return np.argsort(-key, kind="stable")
+
+
+def _adjacent_order(score: np.ndarray, order: np.ndarray, buckets: list | None,
+                    penalty: float, positions: np.ndarray, bonus: float, k: int) -> np.ndarray:
+    """The greedy order of :func:`_spread_order` in which each pick also raises its session
+    neighbours (position +-1 in the same bucket) by ``bonus``; the first ``k`` picks are
+    greedy, the rest follow in ``order``."""
+    P = score.shape[0]
+    if buckets is None:
+        group = np.zeros(P, dtype=np.intp)
+        key = score.copy()
+    else:
+        ids: dict = {}
+        group = np.array([ids.setdefault(b, len(ids)) for b in buckets], dtype=np.intp)
+        _, first = np.unique(group[order], return_index=True)
+        # as in _spread_order: a bucket's first pick is its best memory (a bonus only ever
+        # reaches buckets that already have a pick), every other one pays the penalty
+        key = score - penalty
+        key[order[first]] = score[order[first]]
+    # neighbours: consecutive in (bucket, position) order with positions one apart
+    by = np.lexsort((positions, group))
+    step = (group[by][1:] == group[by][:-1]) & (np.diff(positions[by]) == 1)
+    after = np.full(P, -1, dtype=np.intp)
+    before = np.full(P, -1, dtype=np.intp)
+    after[by[:-1][step]] = by[1:][step]
+    before[by[1:][step]] = by[:-1][step]
+    key[~np.isfinite(key)] = np.finfo(np.float64).min  # never tied with a taken slot
+    live = key.copy()
+    picks = np.empty(k, dtype=np.intp)
+    for t in range(k):
+        i = int(np.argmax(live))
+        picks[t] = i
+        live[i] = -np.inf
+        for j in (before[i], after[i]):
+            if j >= 0 and live[j] > -np.inf:
+                live[j] += bonus
+    taken = np.zeros(P, dtype=bool)
+    taken[picks] = True
+    return np.concatenate([picks, order[~taken[order]]])
 
 
 def time_buckets(signals, P: int, bucket: str = "day") -> list | None:

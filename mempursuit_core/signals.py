@@ -4,8 +4,9 @@ Adapters hand selectors a :class:`PoolSignals` mapping: a value is computed the 
 policy reads it (a policy that needs nothing costs nothing). Keys used by the built-in policies:
 ``"texts"`` and ``"timestamps"`` (lists, length P), ``"query_text"``, ``"session_ids"``,
 ``"sparse"`` (P, m) tf-idf rows and ``"query_sparse"`` (m,) over the pool's vocabulary,
-``"sparse_terms"``, and ``"lexical"`` (P,): the framework's own keyword score (BM25) where its
-native order uses one.
+``"sparse_terms"``, ``"positions"`` (P,) integers: each memory's place in the store's write
+order (``centered-fusion``'s ``adjacent``), and ``"lexical"`` (P,): the framework's own keyword
+score (BM25) where its native order uses one.
 """
 
 from __future__ import annotations

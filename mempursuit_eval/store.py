@@ -9,7 +9,8 @@ Native orders (``native=``):
 Every pool carries lazily computed signals for read policies (:class:`PoolSignals`):
 ``"dense"`` (P,) cosine, ``"bm25"`` (P,) raw BM25, ``"sparse"`` (P, m) tf-idf rows,
 ``"query_sparse"`` (m,), ``"sparse_terms"`` (m column terms), ``"timestamps"`` and
-``"session_ids"`` (lists, length P), ``"texts"`` (list, length P), ``"query_text"``, and for the
+``"session_ids"`` (lists, length P), ``"positions"`` (P,) each unit's index in its group's
+write order, ``"texts"`` (list, length P), ``"query_text"``, and for the
 hybrid order ``"lexical"`` (the same BM25: the store's own keyword channel, which a dense-only
 store does not have). Nothing is computed unless a policy reads it.
 """
@@ -158,6 +159,7 @@ class PlainStore:
             "sparse_terms": lambda: tfidf()[2],
             "timestamps": lambda: [units[g.rows[i]].timestamp for i in order],
             "session_ids": lambda: [units[g.rows[i]].session_id for i in order],
+            "positions": lambda: order.astype(np.int64),
             "texts": lambda: [g.texts[i] for i in order],
         })
 

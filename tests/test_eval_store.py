@@ -110,6 +110,8 @@ def test_signals_are_lazy_and_consistent():
     assert qx[terms.index("alpha")] == pytest.approx(1.0)
     assert np.allclose(p.signals["dense"], p.native_scores)
     assert p.signals["texts"] == [texts[int(u.split("/")[1])] for u in p.uids]
+    # write order within the group: the unit's index among the group's units
+    assert p.signals["positions"].tolist() == [int(u.split("/")[1]) for u in p.uids]
     s2 = PlainStore(signals=False)
     s2.build(_units(texts), embedder=emb)
     assert dict(s2.pool("g", "alpha?", 2).signals) == {}

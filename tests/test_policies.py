@@ -373,3 +373,68 @@ def test_pool_signals_with_an_optional_producer():
     assert some.computed() == ["lexical"] and len(some) == 3
     with pytest.raises(ValueError, match="more than once"):
         PoolSignals({"x": list}, optional={"x": list})
+
+
+def _greedy_with_neighbours(score, sessions, positions, penalty, bonus, k):
+    """The adjacency rule as stated: argmax of score - penalty (session already picked) +
+    bonus x (picked neighbours: same session, position one apart), lowest index on ties."""
+    P = len(score)
+    free, picks = np.ones(P, bool), []
+    for _ in range(k):
+        seen = {sessions[j] for j in picks}
+        adj = np.array([sum(sessions[j] == sessions[i] and abs(positions[j] - positions[i]) == 1
+                            for j in picks) for i in range(P)], dtype=float)
+        key = score - penalty * np.array([s in seen for s in sessions]) + bonus * adj
+        j = int(np.argmax(np.where(free, key, -np.inf)))
+        picks.append(j)
+        free[j] = False
+    return picks
+
+
+def test_adjacent_order_is_the_stated_greedy():
+    from mempursuit_core.policies import _adjacent_order
+
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        P = int(rng.integers(1, 30))
+        # eighths: exact sums, so ties are real ties for both ways of adding the bonuses
+        score = np.round(8 * rng.normal(size=P)) / 8
+        sessions = [f"s{b}" for b in rng.integers(0, max(1, P // 4), size=P)]
+        positions = rng.permutation(P + 3)[:P]  # gaps: not every memory has both neighbours
+        penalty = float(rng.choice([0.0, 0.25, 1.0]))
+        bonus = float(rng.choice([0.125, 0.75, 5.0]))
+        k = int(rng.integers(1, P + 1))
+        order = np.argsort(-score, kind="stable")
+        got = _adjacent_order(score, order, sessions, penalty, positions, bonus, k)
+        assert got[:k].tolist() == _greedy_with_neighbours(score, sessions, positions, penalty,
+                                                           bonus, k), trial
+        assert sorted(got.tolist()) == list(range(P))
+
+
+def test_adjacent_takes_the_neighbour_of_a_pick(rng):
+    q, M = _background_pool()
+    P = len(M)
+    rel = _centred_relevance(q, M)
+    by_rel = np.argsort(-rel, kind="stable")
+    best, last = int(by_rel[0]), int(by_rel[-1])
+    positions = 10 * np.arange(P)
+    positions[last] = positions[best] + 1  # the least relevant memory is the best one's only neighbour
+    signals = {"session_ids": ["one"] * P, "positions": positions}
+    off = get_selector("centered-fusion", spread=0).select(q, M, 2, signals=signals)
+    assert last not in off.order.tolist()
+    on = get_selector("centered-fusion", spread=0, adjacent=100).select(q, M, 2, signals=signals)
+    assert on.order.tolist() == [best, last]
+    # in another session the same position is no neighbour
+    apart = {"session_ids": ["one"] * P, "positions": positions}
+    apart["session_ids"] = ["two" if i == last else "one" for i in range(P)]
+    assert last not in get_selector("centered-fusion", spread=0, adjacent=100).select(
+        q, M, 2, signals=apart).order.tolist()
+    # nested: the first k of a longer selection
+    long = get_selector("centered-fusion", adjacent=0.8).select(q, M, 10, signals=signals).order
+    short = get_selector("centered-fusion", adjacent=0.8).select(q, M, 4, signals=signals).order
+    assert short.tolist() == long[:4].tolist()
+    with pytest.raises(ValueError, match="positions"):
+        get_selector("centered-fusion", adjacent=1).select(
+            q, M, 2, signals={"positions": ["a"] * P})
+    with pytest.raises(ValueError, match="positions"):
+        get_selector("centered-fusion", adjacent=1).select(q, M, 2, signals={"positions": [1, 2]})
