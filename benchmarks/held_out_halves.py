@@ -41,7 +41,8 @@ def halves(run: Path, policies: list[str] | None, ks=("10", "20"), split: Path |
     rows = [json.loads(line) for line in (run / "questions.jsonl").open()]
     rows = [r for r in rows if r["gold_turns"]]
     names = policies or [p for p in rows[0]["metrics"] if p != "native"]
-    out = {"dataset": summary["dataset"], "native_order": summary["native_order"], "halves": {}}
+    out = {"dataset": summary["dataset"], "native_order": summary["native_order"],
+           "pool": summary.get("pool"), "halves": {}}
     for half, keep in sides:
         sub = [r for r in rows if (r["qid"] in tuning) == keep]
         table = {}
@@ -79,10 +80,11 @@ def main(argv=None) -> int:
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--policies", nargs="*", default=None)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--k", nargs="+", default=["10", "20"], help="cut-offs to score (default 10 20)")
     ap.add_argument("--split", type=Path, default=None,
                     help="a {dataset: {tuning, held_out}} split file instead of the halves")
     args = ap.parse_args(argv)
-    results = [halves(run, args.policies, split=args.split) for run in args.runs]
+    results = [halves(run, args.policies, ks=tuple(args.k), split=args.split) for run in args.runs]
     print("\n".join(markdown(r) for r in results))
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
