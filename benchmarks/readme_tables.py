@@ -36,12 +36,10 @@ PAIRS = (("locomo", "LoCoMo"), ("beam", "BEAM-100K"), ("lme", "LongMemEval-S"))
 def label(policy: str) -> str:
     if policy == DEFAULT:
         return "**centered-fusion** (default)"
-    if policy == DEFAULT_LABEL:
+    if policy in (DEFAULT_LABEL, "centered-fusion:dates=0"):
         return "centered-fusion:dates=0 (round-2 default)"
     if policy.startswith(DEFAULT_LABEL + ":"):
         return "centered-fusion:dates=0," + policy.split(":", 1)[1]
-    if policy == "centered-fusion:dates=0":
-        return "centered-fusion:dates=0 (round-2 default)"
     return policy
 
 

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["query_dates", "date_match", "to_date"]
+__all__ = ["query_dates", "date_match", "match_spans", "to_date", "epoch_utc"]
 
 _NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
           "september", "october", "november", "december"]
@@ -58,6 +58,14 @@ def query_dates(text: str) -> list[tuple[dt.date, dt.date]]:
     return spans
 
 
+def epoch_utc(t: Any) -> dt.datetime | None:
+    """Seconds since the epoch as a UTC datetime; None for NaN, inf or out of the calendar."""
+    try:
+        return dt.datetime.fromtimestamp(float(t), tz=dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def to_date(t: Any) -> dt.date | None:
     """The calendar day of a timestamp: an ISO string (its first 10 characters), a
     ``date``/``datetime``, or seconds since the epoch (UTC); None when there is none."""
@@ -73,10 +81,8 @@ def to_date(t: Any) -> dt.date | None:
     if isinstance(t, dt.date):
         return t
     if isinstance(t, (int, float, np.integer, np.floating)):
-        try:
-            return dt.datetime.fromtimestamp(float(t), tz=dt.timezone.utc).date()
-        except (OverflowError, OSError, ValueError):  # NaN, inf, out of the calendar's range
-            return None
+        stamp = epoch_utc(t)
+        return None if stamp is None else stamp.date()
     try:
         return dt.date.fromisoformat(str(t).strip()[:10])
     except ValueError:
@@ -100,8 +106,12 @@ def date_match(query: str, timestamps: Sequence[Any], window: float = 7.0) -> np
     memory is dated near one (nothing to add).
     """
     spans = query_dates(query)
-    if not spans:
-        return None
+    return match_spans(spans, timestamps, window) if spans else None
+
+
+def match_spans(spans: Sequence[tuple[dt.date, dt.date]], timestamps: Sequence[Any],
+                window: float = 7.0) -> np.ndarray | None:
+    """:func:`date_match` for spans already read with :func:`query_dates`."""
     # memories of one session share a timestamp: read each distinct value once
     codes: dict = {}
     try:

@@ -40,13 +40,12 @@ All of them take the pool in native order; none needs an LLM or training.
 
 from __future__ import annotations
 
-import datetime
 import math
 from typing import Any
 
 import numpy as np
 
-from .dates import date_match, query_dates
+from .dates import epoch_utc, match_spans, query_dates
 from .pursuit import _as_matrix, _as_vector, _unit_rows, checked_row_norms, select
 from .selectors import Selection, Selector
 from .signals import minmax, zscore
@@ -311,16 +310,17 @@ class CenteredFusion(_PoolPolicy):
         score = norm(rel)
         if channels:  # two lexical channels count as one: their mean on the fusion scale
             score = score + self.weight * sum(norm(c) for c in channels) / len(channels)
-        text = (str(signals["query_text"] or "") if self.dates > 0 and signals
-                and "query_text" in signals else "")
-        # the timestamps (a lazy signal) are read only for a query that names a date
-        if text and query_dates(text) and "timestamps" in signals:
-            match = date_match(text, list(signals["timestamps"]), self.date_window)
-            if match is not None:
-                if match.shape != (P,):
-                    raise ValueError(f"'timestamps' has {match.shape[0]} entries but the pool "
+        if self.dates > 0 and signals and "query_text" in signals:
+            spans = query_dates(str(signals["query_text"] or ""))
+            # the timestamps (a lazy signal) are read only for a query that names a date
+            if spans and "timestamps" in signals:
+                stamps = list(signals["timestamps"])
+                if len(stamps) != P:
+                    raise ValueError(f"'timestamps' has {len(stamps)} entries but the pool "
                                      f"has P={P}")
-                score = score + self.dates * match
+                match = match_spans(spans, stamps, self.date_window)
+                if match is not None:
+                    score = score + self.dates * match
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
         positions = None
@@ -365,12 +365,20 @@ def _spread_order(score: np.ndarray, order: np.ndarray, buckets: list,
     # A bucket's first pick is always its best memory (``order``'s first of that bucket) and
     # the penalty is paid once, so the greedy sequence is the stable sort of ``score`` with
     # every other memory lowered by ``penalty``: O(P log P) instead of O(kP).
+    _, key = _spread_key(score, order, buckets, penalty)
+    return np.argsort(-key, kind="stable")
+
+
+def _spread_key(score: np.ndarray, order: np.ndarray, buckets: list, penalty: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's bucket number, shape (P,), and its score less ``penalty`` unless it is
+    its bucket's best (first in ``order``), shape (P,)."""
     ids: dict = {}
     group = np.array([ids.setdefault(b, len(ids)) for b in buckets], dtype=np.intp)
     _, first = np.unique(group[order], return_index=True)
     key = score - penalty
     key[order[first]] = score[order[first]]
-    return np.argsort(-key, kind="stable")
+    return group, key
 
 
 def _adjacent_order(score: np.ndarray, order: np.ndarray, buckets: list | None,
@@ -383,13 +391,9 @@ def _adjacent_order(score: np.ndarray, order: np.ndarray, buckets: list | None,
         group = np.zeros(P, dtype=np.intp)
         key = score.copy()
     else:
-        ids: dict = {}
-        group = np.array([ids.setdefault(b, len(ids)) for b in buckets], dtype=np.intp)
-        _, first = np.unique(group[order], return_index=True)
         # as in _spread_order: a bucket's first pick is its best memory (a bonus only ever
         # reaches buckets that already have a pick), every other one pays the penalty
-        key = score - penalty
-        key[order[first]] = score[order[first]]
+        group, key = _spread_key(score, order, buckets, penalty)
     # neighbours: consecutive in (bucket, position) order with positions one apart
     by = np.lexsort((positions, group))
     step = (group[by][1:] == group[by][:-1]) & (np.diff(positions[by]) == 1)
@@ -438,10 +442,10 @@ def _stamp(t, bucket: str):
     if t is None or isinstance(t, bool) or not str(t).strip():
         return None
     if isinstance(t, (int, float, np.integer, np.floating)):  # seconds since the epoch, UTC
-        try:
-            t = datetime.datetime.fromtimestamp(float(t), tz=datetime.timezone.utc).isoformat()
-        except (OverflowError, OSError, ValueError):  # NaN, inf, out of the calendar's range
+        stamp = epoch_utc(t)
+        if stamp is None:
             return None
+        t = stamp.isoformat()
     return str(t)[:10] if bucket == "day" else str(t)
 
 

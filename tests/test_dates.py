@@ -79,9 +79,10 @@ def test_a_named_date_lifts_the_memories_written_then(rng):
 
 def test_date_channel_checks_its_signal(rng):
     q, M = _pool(rng)
-    with pytest.raises(ValueError, match="timestamps"):
-        get_selector("centered-fusion").select(
-            q, M, 5, signals={"timestamps": ["2023-06-03"] * 3, "query_text": "on 3 June 2023"})
+    for stamps in (["2023-06-03"] * 3, ["1999-01-01"] * 3):  # near the date or not
+        with pytest.raises(ValueError, match="timestamps"):
+            get_selector("centered-fusion").select(
+                q, M, 5, signals={"timestamps": stamps, "query_text": "on 3 June 2023"})
     for bad in ({"dates": -1}, {"date_window": float("nan")}, {"adjacent": float("inf")}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             get_selector("centered-fusion", **bad)
