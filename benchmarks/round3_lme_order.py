@@ -1,7 +1,8 @@
 """A fixed order of LongMemEval-S questions, so that every prefix is a stratified sample.
 
-Embedding LongMemEval-S's 189k unique turns takes over two hours on two cores, so round 3 scores
-LongMemEval-S on a prefix of this order (whatever was embedded), not on a hand-picked subset.
+Embedding LongMemEval-S's 189k unique turns takes over an hour on two cores, so round 3 first
+scored LongMemEval-S on a prefix of this order (whatever was embedded), not on a hand-picked
+subset; the committed round-3 runs use all of it.
 The order interleaves the two sides of ``round3_split.json`` (held-out, tuning, held-out, ...)
 and, within a side, deals question types round-robin, each type shuffled with a fixed seed.
 

@@ -1,13 +1,14 @@
 #!/bin/bash
 # Round 3's result runs (docs/results.md, "Round 3"). Embeddings come from the cache; from a cold
-# cache LoCoMo takes a few minutes and BEAM-100K about ten on two cores.
+# cache LoCoMo takes a few minutes, BEAM-100K about ten and LongMemEval-S (189k turns) over an hour
+# on two cores.
 #
 #   bash benchmarks/round3_runs.sh [DATA_DIR]      # default ../shared/data
 #
 # Writes benchmarks/results/eval/round3/<run>/{summary.json,summary.md,config.json,*.png}, then
-# scores BEAM's sides of benchmarks/results/eval/round3_split.json into round3/beam_sides.json
-# (LoCoMo's sides are whole runs: turns tune, observations are held out); the
-# per-question files (questions.jsonl, several MB each) are removed afterwards.
+# scores BEAM's and LongMemEval-S's sides of benchmarks/results/eval/round3_split.json into
+# round3/{beam,lme}_sides.json (LoCoMo's sides are whole runs: turns tune, observations are held
+# out); the per-question files (questions.jsonl, several MB each) are removed afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data}
@@ -22,17 +23,23 @@ run() {  # NAME POOL DATASET-ARGS...
 }
 LOCOMO=(--dataset locomo --data "$DATA/locomo/locomo10.json")
 BEAM=(--dataset beam --data "$DATA/beam/100K")
+LME=(--dataset longmemeval --data "$DATA/longmemeval/longmemeval_s.json.gz")
 for order in hybrid dense; do
   run locomo-$order 200 "${LOCOMO[@]}" --native-order $order
   run locomo-obs-$order 200 "${LOCOMO[@]}" --units observations --native-order $order
   run beam-$order 200 "${BEAM[@]}" --native-order $order
+  run lme-$order 200 "${LME[@]}" --native-order $order
 done
 for pool in 50 100; do
   run locomo-hybrid-P$pool $pool "${LOCOMO[@]}" --native-order hybrid --no-plots
   run locomo-obs-hybrid-P$pool $pool "${LOCOMO[@]}" --units observations --native-order hybrid --no-plots
   run beam-hybrid-P$pool $pool "${BEAM[@]}" --native-order hybrid --no-plots
+  run lme-hybrid-P$pool $pool "${LME[@]}" --native-order hybrid --no-plots
 done
 python benchmarks/held_out_halves.py "$OUT"/beam-hybrid "$OUT"/beam-dense "$OUT"/beam-hybrid-P50 \
   "$OUT"/beam-hybrid-P100 --split benchmarks/results/eval/round3_split.json --k 5 10 20 50 \
   --out "$OUT/beam_sides.json" > /dev/null
+python benchmarks/held_out_halves.py "$OUT"/lme-hybrid "$OUT"/lme-dense "$OUT"/lme-hybrid-P50 \
+  "$OUT"/lme-hybrid-P100 --split benchmarks/results/eval/round3_split.json --k 5 10 20 50 \
+  --out "$OUT/lme_sides.json" > /dev/null
 rm -f "$OUT"/*/questions.jsonl

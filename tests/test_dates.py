@@ -89,8 +89,9 @@ def test_date_channel_checks_its_signal(rng):
 
 
 def test_no_longmemeval_question_names_a_date():
-    """docs/results.md reuses the round-2 LongMemEval-S runs for today's default because the date
-    channel never fires there; this checks that claim on the benchmark file."""
+    """docs/results.md says the date channel never fires on LongMemEval-S (today's default and
+    the round-2 default order its pools the same way); this checks that claim on the benchmark
+    file."""
     import gzip
     import json
     import os
