@@ -310,7 +310,7 @@ class CenteredFusion(_PoolPolicy):
         score = norm(rel)
         if channels:  # two lexical channels count as one: their mean on the fusion scale
             score = score + self.weight * sum(norm(c) for c in channels) / len(channels)
-        if self.dates > 0 and signals and "query_text" in signals:
+        if self.dates > 0 and signals is not None and "query_text" in signals:
             spans = query_dates(str(signals["query_text"] or ""))
             # the timestamps (a lazy signal) are read only for a query that names a date
             if spans and "timestamps" in signals:
@@ -324,7 +324,7 @@ class CenteredFusion(_PoolPolicy):
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
         positions = None
-        if self.adjacent > 0 and signals and "positions" in signals:
+        if self.adjacent > 0 and signals is not None and "positions" in signals:
             try:
                 positions = np.asarray(signals["positions"], dtype=np.int64).ravel()
             except (TypeError, ValueError, OverflowError):
@@ -418,7 +418,7 @@ def _adjacent_order(score: np.ndarray, order: np.ndarray, buckets: list | None,
 
 def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
     """One hashable bucket per candidate from the pool's signals, or None when there are none."""
-    if not signals:
+    if signals is None:  # no len(): lazy mappings stay lazy
         return None
     for key in ("time_buckets", "session_ids"):
         values = signals.get(key) if key in signals else None

@@ -438,3 +438,23 @@ def test_adjacent_takes_the_neighbour_of_a_pick(rng):
             q, M, 2, signals={"positions": ["a"] * P})
     with pytest.raises(ValueError, match="positions"):
         get_selector("centered-fusion", adjacent=1).select(q, M, 2, signals={"positions": [1, 2]})
+
+
+def test_default_policy_leaves_unread_signals_unread(rng):
+    """Asking whether a lazy signal exists runs only that signal's producer: the default policy
+    must not size the mapping (len() would run every optional producer, such as a framework's
+    keyword search) to learn whether there are signals at all."""
+    from mempursuit_core.signals import PoolSignals
+
+    q = rng.standard_normal(16)
+    M = rng.standard_normal((12, 16))
+    ran = []
+
+    def expensive():
+        ran.append("lexical")
+        return np.ones(12)
+
+    signals = PoolSignals({"query_text": lambda: "what happened on 3 June 2023?"},
+                          optional={"lexical": expensive})
+    get_selector("centered-fusion", weight=0, adjacent=1.0).select(q, M, 5, signals=signals)
+    assert ran == []
