@@ -128,15 +128,15 @@ def framework_sentence() -> str:
     runs = framework_runs()
     if not runs:
         return ""
+    summaries = [load(run) for run in runs]
     gains = {}
     for k in ("10", "20"):
         diffs = []
-        for run in runs:
-            s = load(run)
+        for s in summaries:
             policy = DEFAULT if DEFAULT in s["paired"] else DEFAULT_LABEL
             diffs += [s["paired"][policy][k]["overall"][m]["diff"] for m, _ in METRICS]
         gains[k] = f"{min(diffs):.0f}-{max(diffs):.0f}"
-    names = ", ".join(FRAMEWORKS[load(r)["framework"]] for r in runs)
+    names = ", ".join(FRAMEWORKS[s["framework"]] for s in summaries)
     return textwrap.fill(
         f"Through the frameworks' own stores on LoCoMo ({names}, each against its own native "
         f"order) the default gains {gains['10']} points at K = 10 and {gains['20']} at K = 20, "
@@ -261,9 +261,8 @@ def obs_gain() -> str:
     return " / ".join(f"{new[m] - old[m]:+.1f}" for m, _ in METRICS) + " points (session / turn, K = 10)"
 
 
-def _side(path: Path, pool: int, side: str, policy: str = DEFAULT, key: str = "diff") -> str:
-    entry = next(e for e in json.loads(path.read_text())
-                 if e["native_order"] == "hybrid" and e.get("pool") == pool)
+def _side(entries: list, pool: int, side: str, policy: str = DEFAULT, key: str = "diff") -> str:
+    entry = next(e for e in entries if e["native_order"] == "hybrid" and e.get("pool") == pool)
     rows = entry["halves"][side]["rows"][policy]
     return " / ".join(f"{rows[f'{lvl} K=10'][key]:{'+' if key == 'diff' else ''}.1f}"
                       for _, lvl in METRICS)
@@ -271,9 +270,10 @@ def _side(path: Path, pool: int, side: str, policy: str = DEFAULT, key: str = "d
 
 def lme_shortfall() -> list[str]:
     """Where the goal fails on LongMemEval-S, by side of the split (once it is all embedded)."""
-    sides = ROUND3 / "lme_sides.json"
-    if not sides.exists():
+    path = ROUND3 / "lme_sides.json"
+    if not path.exists():
         return []
+    sides = json.loads(path.read_text())
     first = "centered-fusion:spread=0.8,adjacent=0.8"
     whole = load(ROUND3 / "lme-hybrid")["paired"][first]["10"]["overall"]
     return [textwrap.fill(
