@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tokenize", "stem", "LexicalIndex", "STOP_WORDS", "pool_bm25"]
+__all__ = ["tokenize", "stem", "LexicalIndex", "STOP_WORDS", "pool_bm25", "pool_bm25_parts"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -106,9 +106,43 @@ def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0
     ndarray of float64, shape (N,)
     """
     terms = list(dict.fromkeys(tokenize(query, stem)))
+    if not terms or len(texts) == 0:
+        return np.zeros(len(texts))
+    saturated, idf = _bm25_terms(texts, terms, k1, b, stem)
+    return saturated @ idf
+
+
+def pool_bm25_parts(texts: Sequence[str], query: str, parts: Sequence[Sequence[str]], *,
+                    k1: float = 1.2, b: float = 0.75, stem: bool = False
+                    ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`pool_bm25` of ``query`` and of each part of it (lists of the query's words) in
+    one pass over the texts.
+
+    Returns
+    -------
+    whole : ndarray of float64, shape (N,)
+        ``pool_bm25(texts, query)``.
+    parts : list of ndarray of float64, each shape (N,)
+        BM25 of each part's terms that are also the query's (the others score nothing).
+    """
     N = len(texts)
+    terms = list(dict.fromkeys(tokenize(query, stem)))
     if not terms or N == 0:
-        return np.zeros(N)
+        return np.zeros(N), [np.zeros(N) for _ in parts]
+    saturated, idf = _bm25_terms(texts, terms, k1, b, stem)
+    column = {t: j for j, t in enumerate(terms)}
+    rows = []
+    for words in parts:
+        cols = list(dict.fromkeys(column[t] for t in tokenize(" ".join(words), stem)
+                                  if t in column))
+        rows.append(saturated[:, cols] @ idf[cols] if cols else np.zeros(N))
+    return saturated @ idf, rows
+
+
+def _bm25_terms(texts: Sequence[str], terms: list[str], k1: float, b: float, stem: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's saturated term frequencies, shape (N, T), and the terms' idf, shape (T,)."""
+    N = len(texts)
     flat: list[int] = []
     sizes: list[int] = []
     for text in texts:
@@ -121,7 +155,7 @@ def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0
     idf = np.log1p((N - df + 0.5) / (df + 0.5))
     avgdl = float(lengths.mean()) if lengths.mean() > 0 else 1.0
     norm = k1 * (1.0 - b + b * lengths / avgdl)
-    return (tf * (k1 + 1.0) / (tf + norm[:, None])) @ idf
+    return tf * (k1 + 1.0) / (tf + norm[:, None]), idf
 
 
 class LexicalIndex:

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from .aspects import aspect_terms, query_aspects
 from .dates import epoch_utc, match_spans, query_dates
 from .pursuit import _as_matrix, _as_vector, _unit_rows, checked_row_norms, select
 from .selectors import Selection, Selector
@@ -215,6 +216,13 @@ class CenteredFusion(_PoolPolicy):
         write order, within the same ``session_ids``) gain ``adjacent`` on the fused scale,
         as MemoryBank's read path expands its seeds. No change without ``positions``.
         Default 0: it lifts LoCoMo's turn coverage but cost LongMemEval-S turns (round 3).
+    aspects : float
+        What the picks still miss, on the things a question sets side by side ("which first,
+        A or B?", "between A and B", "how long had I been A when B";
+        :func:`mempursuit_core.aspects.query_aspects`): each aspect's BM25 over the pool's
+        ``"texts"`` as a pool z-score ``z_a``; once memories are picked, a candidate gains
+        ``aspects * sum_a max(0, z_a,i - c_a)`` on the fused scale, ``c_a`` the best ``z_a``
+        among the picks. No change for a question that names one thing.
     gamma, keep, ridge : float, int, float
         With ``gamma > 0`` the fused order is the prior of ``pursuit-rank`` on the centred unit
         features (``keep`` first picks fixed); 0 returns the fused order.
@@ -231,13 +239,13 @@ class CenteredFusion(_PoolPolicy):
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
                  weight: float = 0.7, spread: float = 0.3, gamma: float = 0.0, keep: int = 1,
                  ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
-                 adjacent: float = 0.0):
+                 adjacent: float = 0.0, aspects: float = 0.0):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
         if fusion not in self.FUSION:
             raise ValueError(f"fusion must be one of {tuple(self.FUSION)}, got {fusion!r}")
         values = {"weight": weight, "spread": spread, "gamma": gamma, "dates": dates,
-                  "date_window": date_window, "adjacent": adjacent}
+                  "date_window": date_window, "adjacent": adjacent, "aspects": aspects}
         bad = {k: v for k, v in values.items() if not (math.isfinite(v) and v >= 0)}
         if bad:
             raise ValueError(f"{', '.join(bad)} must be finite and >= 0, got "
@@ -248,18 +256,20 @@ class CenteredFusion(_PoolPolicy):
         self.weight, self.spread, self.gamma = float(weight), float(spread), float(gamma)
         self.keep, self.ridge = int(keep), float(ridge)
         self.dates, self.date_window = float(dates), float(date_window)
-        self.adjacent = float(adjacent)
+        self.adjacent, self.aspects = float(adjacent), float(aspects)
 
     @property
     def nested(self) -> bool:
         """Without the pursuit continuation the order does not depend on ``k``."""
         return self.gamma == 0
 
-    def _lexical_scores(self, signals, P: int) -> tuple[list[np.ndarray], str]:
-        """The lexical channels to fuse (each shape (P,)) and their names joined by ``+``."""
+    def _lexical_scores(self, signals, P: int, parts=None
+                        ) -> tuple[list[np.ndarray], str, list[np.ndarray]]:
+        """The lexical channels to fuse (each shape (P,)), their names joined by ``+``, and the
+        pool BM25 of each of ``parts`` (lists of the query's words; one pass with the query's)."""
         signals = {} if signals is None else signals  # no len(): lazy mappings stay lazy
-        mode = self.lexical
-        channels, names = [], []
+        mode = "none" if self.weight == 0 else self.lexical
+        channels, names, part_rows = [], [], []
         if mode in ("auto", "prefer-signal", "signal") and "lexical" in signals:
             lex = np.asarray(signals["lexical"], dtype=np.float64).ravel()
             if lex.shape != (P,) or not np.isfinite(lex).all():
@@ -271,22 +281,33 @@ class CenteredFusion(_PoolPolicy):
         if mode == "signal" and not channels:
             raise ValueError(f"{self.name}(lexical='signal') needs the framework's 'lexical' "
                              "signal; this adapter gives none (use lexical='auto' or 'pool')")
-        if mode in ("auto", "pool") or (mode == "prefer-signal" and not channels):
+        use_pool = mode in ("auto", "pool") or (mode == "prefer-signal" and not channels)
+        if use_pool or parts:
             if "texts" in signals and "query_text" in signals:
                 texts = list(signals["texts"])
                 if len(texts) != P:
                     raise ValueError(f"'texts' has {len(texts)} entries but the pool has P={P}")
-                from .lexical import pool_bm25
+                from .lexical import pool_bm25_parts
 
                 query = str(signals["query_text"] or "")
-                bm25 = pool_bm25([str(t) for t in texts], query, stem=self.stem)
-                if np.ptp(bm25) > 0 or mode == "pool":  # no query word in the pool: no order
+                bm25, part_rows = pool_bm25_parts([str(t) for t in texts], query, parts or [],
+                                                  stem=self.stem)
+                # no query word in the pool: no order
+                if use_pool and (np.ptp(bm25) > 0 or mode == "pool"):
                     channels.append(bm25)
                     names.append("pool")
             elif mode == "pool":
                 raise ValueError(f"{self.name}(lexical='pool') needs the 'texts' and "
                                  "'query_text' signals; none were given")
-        return channels, "+".join(names) or "none"
+        return channels, "+".join(names) or "none", part_rows
+
+    def _aspect_parts(self, signals) -> list[list[str]] | None:
+        """The words of each thing the query sets side by side, or None."""
+        if (self.aspects == 0 or signals is None or "query_text" not in signals
+                or "texts" not in signals):
+            return None
+        parts = query_aspects(str(signals["query_text"] or ""))
+        return aspect_terms(parts, self.stem) if parts else None
 
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
@@ -305,7 +326,8 @@ class CenteredFusion(_PoolPolicy):
         rel = np.zeros(P)
         if qn2 > 1e-12:
             rel[ok] = (Y[ok, 0] - Y[ok, 1] - mq + mm) / np.sqrt(rn2[ok] * qn2)
-        channels, source = ([], "none") if self.weight == 0 else self._lexical_scores(signals, P)
+        parts = self._aspect_parts(signals)
+        channels, source, part_rows = self._lexical_scores(signals, P, parts)
         norm = self.FUSION[self.fusion]
         score = norm(rel)
         if channels:  # two lexical channels count as one: their mean on the fusion scale
@@ -333,11 +355,14 @@ class CenteredFusion(_PoolPolicy):
             if positions.shape != (P,):
                 raise ValueError(f"'positions' has {positions.shape[0]} entries but the pool "
                                  f"has P={P}")
+        part_rows = [zscore(r) for r in part_rows if np.ptp(r) > 0]
+        Z = np.stack(part_rows) if len(part_rows) >= 2 else None
         buckets = (time_buckets(signals, P) if self.spread > 0 or positions is not None
                    else None)
-        if positions is not None:
-            order = _adjacent_order(score, order, buckets, self.spread, positions,
-                                    self.adjacent, min(k, P))
+        if positions is not None or Z is not None:
+            order = _greedy_order(score, order, buckets, self.spread, min(k, P),
+                                  positions=positions, bonus=self.adjacent, aspects=Z,
+                                  weight=self.aspects)
         elif buckets is not None:
             order = _spread_order(score, order, buckets, self.spread)
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():
@@ -381,36 +406,48 @@ def _spread_key(score: np.ndarray, order: np.ndarray, buckets: list, penalty: fl
     return group, key
 
 
-def _adjacent_order(score: np.ndarray, order: np.ndarray, buckets: list | None,
-                    penalty: float, positions: np.ndarray, bonus: float, k: int) -> np.ndarray:
+def _greedy_order(score: np.ndarray, order: np.ndarray, buckets: list | None, penalty: float,
+                  k: int, *, positions: np.ndarray | None = None, bonus: float = 0.0,
+                  aspects: np.ndarray | None = None, weight: float = 0.0) -> np.ndarray:
     """The greedy order of :func:`_spread_order` in which each pick also raises its session
-    neighbours (position +-1 in the same bucket) by ``bonus``; the first ``k`` picks are
-    greedy, the rest follow in ``order``."""
+    neighbours (``positions`` +-1 in the same bucket) by ``bonus`` and, with ``aspects``
+    (shape (m, P)), every candidate gains ``weight`` times what it adds to the picks' best
+    score on each aspect; the first ``k`` picks are greedy, the rest follow in ``order``."""
     P = score.shape[0]
     if buckets is None:
         group = np.zeros(P, dtype=np.intp)
         key = score.copy()
     else:
-        # as in _spread_order: a bucket's first pick is its best memory (a bonus only ever
-        # reaches buckets that already have a pick), every other one pays the penalty
+        # as in _spread_order, every memory but its bucket's best pays the penalty; with
+        # neighbour bonuses alone a bucket's first pick is still its best (a bonus only reaches
+        # buckets that already have a pick), aspect gains may take another first
         group, key = _spread_key(score, order, buckets, penalty)
-    # neighbours: consecutive in (bucket, position) order with positions one apart
-    by = np.lexsort((positions, group))
-    step = (group[by][1:] == group[by][:-1]) & (np.diff(positions[by]) == 1)
-    after = np.full(P, -1, dtype=np.intp)
-    before = np.full(P, -1, dtype=np.intp)
-    after[by[:-1][step]] = by[1:][step]
-    before[by[1:][step]] = by[:-1][step]
+    before = after = None
+    if positions is not None:
+        # neighbours: consecutive in (bucket, position) order with positions one apart
+        by = np.lexsort((positions, group))
+        step = (group[by][1:] == group[by][:-1]) & (np.diff(positions[by]) == 1)
+        after = np.full(P, -1, dtype=np.intp)
+        before = np.full(P, -1, dtype=np.intp)
+        after[by[:-1][step]] = by[1:][step]
+        before[by[1:][step]] = by[:-1][step]
     key[~np.isfinite(key)] = np.finfo(np.float64).min  # never tied with a taken slot
     live = key.copy()
+    best = None  # the picks' best score on each aspect, shape (m, 1)
     picks = np.empty(k, dtype=np.intp)
     for t in range(k):
-        i = int(np.argmax(live))
+        if best is None:
+            i = int(np.argmax(live))
+        else:
+            i = int(np.argmax(live + weight * (np.maximum(aspects, best) - best).sum(axis=0)))
         picks[t] = i
         live[i] = -np.inf
-        for j in (before[i], after[i]):
-            if j >= 0 and live[j] > -np.inf:
-                live[j] += bonus
+        if aspects is not None:
+            best = aspects[:, i:i + 1] if best is None else np.maximum(best, aspects[:, i:i + 1])
+        if before is not None:
+            for j in (before[i], after[i]):
+                if j >= 0 and live[j] > -np.inf:
+                    live[j] += bonus
     taken = np.zeros(P, dtype=bool)
     taken[picks] = True
     return np.concatenate([picks, order[~taken[order]]])

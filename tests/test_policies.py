@@ -392,7 +392,7 @@ def _greedy_with_neighbours(score, sessions, positions, penalty, bonus, k):
 
 
 def test_adjacent_order_is_the_stated_greedy():
-    from mempursuit_core.policies import _adjacent_order
+    from mempursuit_core.policies import _greedy_order
 
     rng = np.random.default_rng(11)
     for trial in range(200):
@@ -405,7 +405,7 @@ def test_adjacent_order_is_the_stated_greedy():
         bonus = float(rng.choice([0.125, 0.75, 5.0]))
         k = int(rng.integers(1, P + 1))
         order = np.argsort(-score, kind="stable")
-        got = _adjacent_order(score, order, sessions, penalty, positions, bonus, k)
+        got = _greedy_order(score, order, sessions, penalty, k, positions=positions, bonus=bonus)
         assert got[:k].tolist() == _greedy_with_neighbours(score, sessions, positions, penalty,
                                                            bonus, k), trial
         assert sorted(got.tolist()) == list(range(P))

@@ -1,0 +1,69 @@
+"""The things a question sets side by side: "which first, A or B?", "between A and B", "how many
+days after A did B?", "the order of A, B and C". Each is an aspect the picked memories must cover
+on their own: a memory about A does not explain B, however close both are to the whole question.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexical import tokenize
+
+__all__ = ["query_aspects", "aspect_terms"]
+
+_OR = re.compile(r"\bor\b", re.I)
+_BETWEEN = re.compile(r"\bbetween\b(.+?)\band\b(.+)", re.I)
+# inside a sentence only: a leading "When did ..." asks for a date, it joins nothing
+_CONNECT = re.compile(r"(?<=\S)\s+(?:before|after|since|when|while)\s+", re.I)
+# "how many days after A did B", "how long had I been A when B": a span between two events
+_DURATION = re.compile(r"\s*how\s+(?:many|long|old)\b", re.I)
+_CHOICES = re.compile(r"\s*,\s*(?:(?:or|and)\s+)?|\s+or\s+", re.I)
+_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+(?=the\b)", re.I)
+# the question's frame, not an aspect: "how many days had passed", "which happened first"
+FRAME_WORDS = frozenset("""
+many much long day days week weeks month months year years ago passed pass take took taken
+first last earliest latest earlier later order happened happen event events time times ago
+total start starting finish finished which who what thing things one ones
+""".split())
+
+
+def query_aspects(text: str) -> list[str]:
+    """The parts of a question that name different things, or ``[]`` when it names one.
+
+    >>> query_aspects("Which book did I finish first, 'The Hate U Give' or 'The Nightingale'?")
+    ["'The Hate U Give'", "'The Nightingale'"]
+    >>> query_aspects("How many days passed between the MoMA visit and the Met exhibit?")
+    ['the MoMA visit', 'the Met exhibit']
+    >>> query_aspects("When did Caroline go to the support group?")
+    []
+
+    Parts that hold only frame words ("how many days had passed") are dropped; what remains
+    counts only when two or more parts have words of their own (:func:`aspect_terms`).
+    """
+    t = re.sub(r"\s+", " ", str(text)).strip().rstrip("?.! ")
+    m = _BETWEEN.search(t)
+    if m:
+        parts = [m.group(1), m.group(2)]
+    elif _OR.search(t):
+        i = _OR.search(t).start()
+        head = max(t.rfind(",", 0, i), t.rfind(":", 0, i))
+        parts = _CHOICES.split(t[head + 1:] if head >= 0 else t)
+    elif ":" in t:
+        parts = _LIST.split(t[t.index(":") + 1:])
+    elif _DURATION.match(t):
+        parts = _CONNECT.split(t)
+    else:
+        return []
+    parts = [p.strip(" ,;:") for p in parts]
+    parts = [p for p in parts if p]
+    return parts if len(aspect_terms(parts)) >= 2 else []
+
+
+def aspect_terms(parts: list[str], stem: bool = True) -> list[list[str]]:
+    """Each part's own content words, as written: no stop or frame words and none whose stem
+    every part shares; parts left with no word are dropped."""
+    words = [[w for w in tokenize(p) if w not in FRAME_WORDS] for p in parts]
+    stems = [{tokenize(w, stem)[0] for w in ws} for ws in words]
+    shared = set.intersection(*stems) if stems else set()
+    kept = [[w for w in ws if tokenize(w, stem)[0] not in shared] for ws in words]
+    return [list(dict.fromkeys(ws)) for ws in kept if ws]
