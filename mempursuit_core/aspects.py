@@ -9,7 +9,7 @@ import re
 
 from .lexical import tokenize
 
-__all__ = ["query_aspects", "aspect_terms"]
+__all__ = ["query_aspects", "aspect_terms", "asks_for_several"]
 
 _OR = re.compile(r"\bor\b", re.I)
 _BETWEEN = re.compile(r"\bbetween\b(.+?)\band\b(.+)", re.I)
@@ -67,3 +67,13 @@ def aspect_terms(parts: list[str], stem: bool = True) -> list[list[str]]:
     shared = set.intersection(*stems) if stems else set()
     kept = [[w for w in ws if tokenize(w, stem)[0] not in shared] for ws in words]
     return [list(dict.fromkeys(ws)) for ws in kept if ws]
+
+
+_SEVERAL = re.compile(r"\b(?:how many|how much|in what order|the order|list|all the|total|"
+                      r"different|what (?:are|were) the \w+s|what \w+s)\b", re.I)
+
+
+def asks_for_several(text: str) -> bool:
+    """Whether a question asks for a count, a total, an order or a list ("how many", "in what
+    order", "what books"): its evidence is usually spread over several sessions."""
+    return bool(_SEVERAL.search(str(text)))

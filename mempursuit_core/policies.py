@@ -30,8 +30,9 @@ already-selected memories explain:
   store, is ``fusion="minmax", weight=1``). A day or month the query names ("on 3 June,
   2023") raises the memories written then (``dates``, from ``"timestamps"``). With sessions or
   timestamps, ``spread`` (0.3) lowers the other memories of a session once it has a pick, so
-  the budget covers more sessions. ``gamma > 0`` continues as ``pursuit-rank`` on the centred
-  features.
+  the budget covers more sessions. ``aspects`` (off by default) picks for a question that sets
+  things side by side ("which first, A or B?") by what the picks still miss of each thing's
+  words. ``gamma > 0`` continues as ``pursuit-rank`` on the centred features.
 * ``native-dedup``: the native order with near-copies (cosine >= ``threshold`` to a kept memory)
   moved behind the rest.
 
@@ -45,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .aspects import aspect_terms, query_aspects
+from .aspects import asks_for_several, aspect_terms, query_aspects
 from .dates import epoch_utc, match_spans, query_dates
 from .pursuit import _as_matrix, _as_vector, _unit_rows, checked_row_norms, select
 from .selectors import Selection, Selector
@@ -223,6 +224,11 @@ class CenteredFusion(_PoolPolicy):
         ``"texts"`` as a pool z-score ``z_a``; once memories are picked, a candidate gains
         ``aspects * sum_a max(0, z_a,i - c_a)`` on the fused scale, ``c_a`` the best ``z_a``
         among the picks. No change for a question that names one thing.
+    gather : float or None
+        The ``spread`` for a question that asks for a count, an order or a list ("how many",
+        "in what order", "what books"; :func:`mempursuit_core.aspects.asks_for_several`),
+        whose evidence is usually spread over several sessions; None: ``spread`` for every
+        question.
     gamma, keep, ridge : float, int, float
         With ``gamma > 0`` the fused order is the prior of ``pursuit-rank`` on the centred unit
         features (``keep`` first picks fixed); 0 returns the fused order.
@@ -239,13 +245,14 @@ class CenteredFusion(_PoolPolicy):
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
                  weight: float = 0.7, spread: float = 0.3, gamma: float = 0.0, keep: int = 1,
                  ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
-                 adjacent: float = 0.0, aspects: float = 0.0):
+                 adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = None):
         if lexical not in self.LEXICAL:
             raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
         if fusion not in self.FUSION:
             raise ValueError(f"fusion must be one of {tuple(self.FUSION)}, got {fusion!r}")
         values = {"weight": weight, "spread": spread, "gamma": gamma, "dates": dates,
-                  "date_window": date_window, "adjacent": adjacent, "aspects": aspects}
+                  "date_window": date_window, "adjacent": adjacent, "aspects": aspects,
+                  **({} if gather is None else {"gather": gather})}
         bad = {k: v for k, v in values.items() if not (math.isfinite(v) and v >= 0)}
         if bad:
             raise ValueError(f"{', '.join(bad)} must be finite and >= 0, got "
@@ -257,6 +264,7 @@ class CenteredFusion(_PoolPolicy):
         self.keep, self.ridge = int(keep), float(ridge)
         self.dates, self.date_window = float(dates), float(date_window)
         self.adjacent, self.aspects = float(adjacent), float(aspects)
+        self.gather = None if gather is None else float(gather)
 
     @property
     def nested(self) -> bool:
@@ -357,14 +365,18 @@ class CenteredFusion(_PoolPolicy):
                                  f"has P={P}")
         part_rows = [zscore(r) for r in part_rows if np.ptp(r) > 0]
         Z = np.stack(part_rows) if len(part_rows) >= 2 else None
-        buckets = (time_buckets(signals, P) if self.spread > 0 or positions is not None
+        spread = self.spread
+        if (self.gather is not None and signals is not None and "query_text" in signals
+                and asks_for_several(str(signals["query_text"] or ""))):
+            spread = self.gather
+        buckets = (time_buckets(signals, P) if spread > 0 or positions is not None
                    else None)
         if positions is not None or Z is not None:
-            order = _greedy_order(score, order, buckets, self.spread, min(k, P),
+            order = _greedy_order(score, order, buckets, spread, min(k, P),
                                   positions=positions, bonus=self.adjacent, aspects=Z,
                                   weight=self.aspects)
         elif buckets is not None:
-            order = _spread_order(score, order, buckets, self.spread)
+            order = _spread_order(score, order, buckets, spread)
         if self.gamma == 0 or qn2 <= 1e-12 or not ok.any():
             return Selection(order=order[:k].astype(np.intp), info=info)
         U = X / norms[:, None]

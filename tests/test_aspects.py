@@ -138,3 +138,38 @@ def test_aspect_greedy_is_the_stated_rule():
             best = Z[:, i].copy() if best is None else np.maximum(best, Z[:, i])
         assert got[:k].tolist() == picks, trial
         assert sorted(got.tolist()) == list(range(P))
+
+
+@pytest.mark.parametrize("question, several", [
+    ("How many charity events did I attend?", True),
+    ("What is the order of the concerts I attended, from the earliest?", True),
+    ("What books has Melanie read?", True),
+    ("What did Caroline paint?", False),
+    ("When did Jon open his studio?", False),
+])
+def test_questions_that_ask_for_several(question, several):
+    from mempursuit_core.aspects import asks_for_several
+
+    assert asks_for_several(question) is several
+
+
+def test_gather_spreads_only_questions_that_ask_for_several():
+    """Two sessions: session "a" holds the three best memories. A question for a count takes
+    ``gather`` as its spread, any other question the plain ``spread``."""
+    d = 8
+    q = np.eye(d)[0]
+    M = np.stack([np.eye(d)[0] + 0.1 * np.eye(d)[i] for i in (1, 2, 3)]
+                 + [np.eye(d)[0] + 0.6 * np.eye(d)[4]] + [np.eye(d)[i] for i in (5, 6, 7)])
+    sessions = ["a", "a", "a", "b", "c", "d", "e"]
+    texts = ["x"] * 7
+
+    def top2(question, **opts):
+        signals = {"texts": texts, "session_ids": sessions, "query_text": question}
+        return get_selector("centered-fusion", weight=0, spread=0, **opts).select(
+            q, M, 2, signals=signals).order.tolist()
+
+    assert top2("How many cakes did I bake?") == [0, 1]  # spread 0: session a twice
+    assert top2("How many cakes did I bake?", gather=100.0) == [0, 3]
+    assert top2("Which cake did I bake?", gather=100.0) == [0, 1]
+    with pytest.raises(ValueError, match="gather must be finite"):
+        get_selector("centered-fusion", gather=float("nan"))
