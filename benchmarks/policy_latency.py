@@ -9,7 +9,9 @@ The default (``centered-fusion``) is timed six ways: with a framework keyword sc
 texts (its default) or alone (``lexical=prefer-signal``: no words to read); with BM25 over the
 pool's texts only, for memories seen before (``warm``: a live store's memories recur across
 queries; a full untimed pass first), also with ``spread=0`` (no session spreading) and with
-``dates=0`` (no date channel: the round-2 default); and for
+``dates=0`` (no date channel: the round-2 default), and with ``aspects=1`` on a question that
+sets two things side by side ("which came first, A or B?", A and B the first words of two of the
+pool's memories: every query pays for the aspect scores and the greedy picks); and for
 memories never seen (``cold``: its term-count and stemming caches cleared before every query).
 Prints a table of median / p95 milliseconds and the ratio to ``mempursuit``, and writes JSON.
 
@@ -32,7 +34,7 @@ import numpy as np  # noqa: E402
 
 from mempursuit_core import DEFAULT_POLICY, get_selector, list_selectors  # noqa: E402
 from mempursuit_eval.datasets import load_dataset  # noqa: E402
-from mempursuit_core.lexical import _stem, _term_counts  # noqa: E402
+from mempursuit_core.lexical import _stem, _term_counts, tokenize  # noqa: E402
 from mempursuit_core.signals import pool_signals  # noqa: E402
 
 SKIP = {"mempursuit-adaptive", "pursuit-center"}  # same kernel as mempursuit, stops early; an alias
@@ -57,10 +59,19 @@ def pools(data: str, n: int, P: int, d: int, seed: int):
     return out
 
 
-def measure(sel, work, k: int, cold: bool = False, lexical: bool = False) -> list[float]:
+def two_things(text: str, members) -> str:
+    """A question about two of the pool's memories: "Which came first, A or B?"."""
+    a, b = (" ".join(tokenize(m.text.split(":", 1)[-1])[:3]) for m in members[:2])
+    return f"Which came first, {a} or {b}?"
+
+
+def measure(sel, work, k: int, cold: bool = False, lexical: bool = False,
+            ask=None) -> list[float]:
     times = []
     rng = np.random.default_rng(1)
     for text, qv, M, members in work:
+        if ask is not None:
+            text = ask(text, members)
         extra = {"lexical": rng.random(len(members))} if lexical else {}
         signals = pool_signals([u.text for u in members], text,
                                timestamps=[u.timestamp for u in members],
@@ -92,17 +103,22 @@ def main(argv=None) -> int:
     for name in names:
         sel = get_selector(name)
         measure(sel, work, args.k)  # compile, warm up, every text seen once
-        variants = [(name, sel, False, False)]
+        variants = [(name, sel, False, False, None)]
         if name == DEFAULT_POLICY:
             alone = get_selector(name, lexical="prefer-signal")
-            variants = [(f"{name} (signal + pool BM25)", sel, False, True),
-                        (f"{name} (signal alone)", alone, False, True),
-                        (f"{name} (pool BM25, warm)", sel, False, False),
-                        (f"{name} (spread=0, warm)", get_selector(name, spread=0), False, False),
-                        (f"{name} (dates=0, warm)", get_selector(name, dates=0), False, False),
-                        (f"{name} (pool BM25, cold)", sel, True, False)]
-        for label, selector, cold, lexical in variants:
-            t = np.asarray(measure(selector, work, args.k, cold, lexical))
+            aspects = get_selector(name, aspects=1)
+            measure(aspects, work, args.k, ask=two_things)
+            variants = [(f"{name} (signal + pool BM25)", sel, False, True, None),
+                        (f"{name} (signal alone)", alone, False, True, None),
+                        (f"{name} (pool BM25, warm)", sel, False, False, None),
+                        (f"{name} (spread=0, warm)", get_selector(name, spread=0), False, False,
+                         None),
+                        (f"{name} (dates=0, warm)", get_selector(name, dates=0), False, False,
+                         None),
+                        (f"{name} (aspects=1, A or B, warm)", aspects, False, False, two_things),
+                        (f"{name} (pool BM25, cold)", sel, True, False, None)]
+        for label, selector, cold, lexical, ask in variants:
+            t = np.asarray(measure(selector, work, args.k, cold, lexical, ask))
             rows.append({"policy": label, "median_ms": float(np.median(t)),
                          "p95_ms": float(np.percentile(t, 95))})
     ref = next(r["median_ms"] for r in rows if r["policy"] == "mempursuit")

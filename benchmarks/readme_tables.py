@@ -291,10 +291,31 @@ def lme_shortfall() -> list[str]:
         break_on_hyphens=False), ""]
 
 
-def aspects_row() -> dict | None:
-    """The *Tried* row of the ``aspects`` option, from ``round3/aspects.json``
-    (``benchmarks/round3_aspects_runs.sh``): questions won less lost against the default."""
-    path = ROUND3 / "aspects.json"
+GATHER_KEPT = "measured"
+OPTIONS = {  # round3/<name>.json (benchmarks/round3_option_runs.sh NAME): the Tried row's words
+    "aspects": {
+        "what": "aspects: the things a question sets side by side (\"which first, A or B?\", "
+                "\"between A and B\", \"how long had I been A when B\") covered one at a time, by "
+                "what the picks still miss of each one's words (`aspects=1`)",
+        "can": "that set things side by side",
+        "kept": "option (default 0): it gains at K=5, where LongMemEval-S's two-event questions "
+                "still miss one event, but at K=10 these questions are already covered and the "
+                "held-out side barely changes",
+    },
+    "gather": {
+        "what": "gather: a stronger session spread (0.8) only for questions that ask for a count, "
+                "an order or a list (\"how many\", \"in what order\", \"what books\") "
+                "(`gather=0.8`)",
+        "can": "that ask for several things",
+        "kept": GATHER_KEPT,
+    },
+}
+
+
+def option_row(name: str) -> dict | None:
+    """The *Tried* row of a round-3 option, from ``round3/<name>.json``
+    (``benchmarks/round3_option_runs.sh``): questions won less lost against the default."""
+    path = ROUND3 / f"{name}.json"
     if not path.exists():
         return None
     runs = json.loads(path.read_text())["runs"]
@@ -313,26 +334,26 @@ def aspects_row() -> dict | None:
                 out.append(f"{names[r['dataset']]} {s:+d} / {t:+d}")
         return ", ".join(out)
 
+    def points(run, k):
+        both = [sum(net(run, side, k)[i] for side in run["sides"]) for i in (0, 1)]
+        return " / ".join(f"{100 * v / run['whole']:+.1f}" for v in both)
+
     worst = min(min(net(r, side, k)) for r in runs for side in r["sides"]
                 for k in (5, 10, 20, 50))
     lme = next(r for r in runs if r["dataset"] == "longmemeval" and r["pool"] == 200
                and r["native_order"] == "hybrid")
-    k5 = [sum(net(lme, side, 5)[i] for side in lme["sides"]) for i in (0, 1)]
-    points = " / ".join(f"{100 * v / lme['whole']:+.1f}" for v in k5)
+    words = OPTIONS[name]
     return {
-        "what": "aspects: the things a question sets side by side (\"which first, A or B?\", "
-                "\"between A and B\", \"how long had I been A when B\") covered one at a time, "
-                "by what the picks still miss of each one's words (`aspects=1`)",
-        "where": f"LoCoMo, BEAM-100K, and the {lme['questions']} LongMemEval-S questions it can "
-                 "change; hybrid and dense, P=50/100/200",
+        "what": words["what"],
+        "where": f"LoCoMo, BEAM-100K, and the {lme['questions']} LongMemEval-S questions "
+                 f"{words['can']} (the only ones it can change); hybrid and dense, P=50/100/200",
         "result": "questions won less lost against the default (session / turn), hybrid P=200: "
                   f"K=5 tuning {cells('tuning', 5)}; held out {cells('held out', 5)}; K=10 "
-                  f"tuning {cells('tuning', 10)}; held out {cells('held out', 10)} (LongMemEval-S at K=5: "
-                  f"{points} points of all {lme['whole']} questions). Every other run and K: no "
-                  f"side loses more than {-worst} question(s)",
-        "kept": "option (default 0): it gains at K=5, where LongMemEval-S's two-event questions "
-                "still miss one event, but at K=10 these questions are already covered and the "
-                "held-out side barely changes",
+                  f"tuning {cells('tuning', 10)}; held out {cells('held out', 10)} (LongMemEval-S: "
+                  f"{points(lme, 5)} points of all {lme['whole']} questions at K=5, "
+                  f"{points(lme, 10)} at K=10). Every other run and K: no side loses more than "
+                  f"{-worst} question(s)",
+        "kept": words["kept"],
     }
 
 
@@ -370,8 +391,7 @@ def round3_section() -> list[str]:
     tried = EVAL / "round3_tried.json"
     if tried.exists():
         t = json.loads(tried.read_text())
-        extra = aspects_row()
-        t["rows"] += [extra] if extra else []
+        t["rows"] += [row for row in map(option_row, OPTIONS) if row]
         parts += ["### Tried", "", t["about"], "", "| what | where | K=10 session / turn (points over native) | outcome |",
                   "|---|---|---|---|"]
         parts += [f"| {r['what']} | {r['where']} | {r['result']} | {r['kept']} |" for r in t["rows"]]

@@ -1,4 +1,5 @@
-"""What ``centered-fusion:aspects=1`` changes against today's default, question by question.
+"""What a ``centered-fusion`` option (``--policy``, e.g. ``centered-fusion:aspects=1``) changes
+against today's default, question by question.
 
 For ``mempursuit eval`` run directories that still hold their ``questions.jsonl`` and ran both
 policies on the same pools, counts the questions it newly covers less those it loses (complete
@@ -18,12 +19,12 @@ import json
 from pathlib import Path
 
 SPLIT = Path(__file__).resolve().parent / "results" / "eval" / "round3_split.json"
-POLICY, BASE = "centered-fusion:aspects=1", "centered-fusion"
+BASE = "centered-fusion"
 WHOLE = {"longmemeval": 469}  # scored LongMemEval-S questions (the runs take those that can change)
 LEVELS = (("complete_coverage", "session"), ("turn_coverage", "turn"))
 
 
-def changes(run: Path, split: dict) -> dict:
+def changes(run: Path, split: dict, policy: str) -> dict:
     config = json.loads((run / "config.json").read_text())
     summary = json.loads((run / "summary.json").read_text())
     dataset = summary["dataset"]
@@ -41,7 +42,7 @@ def changes(run: Path, split: dict) -> dict:
     for r in rows:
         s = out["sides"].setdefault(side_of(r), {"n": 0, "changed": {}})
         s["n"] += 1
-        for k, new in r["metrics"][POLICY].items():
+        for k, new in r["metrics"][policy].items():
             old = r["metrics"][BASE][k]
             for metric, level in LEVELS:
                 c = s["changed"].setdefault(f"{level} K={k}", {"won": 0, "lost": 0})
@@ -54,10 +55,12 @@ def changes(run: Path, split: dict) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--policy", required=True, help="the policy with its option, as run")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     split = json.loads(SPLIT.read_text())
-    result = {"policy": POLICY, "against": BASE, "runs": [changes(r, split) for r in args.runs]}
+    result = {"policy": args.policy, "against": BASE,
+              "runs": [changes(r, split, args.policy) for r in args.runs]}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     for r in result["runs"]:
         for side, s in r["sides"].items():
