@@ -4,12 +4,13 @@ against today's default, question by question.
 For ``mempursuit eval`` run directories that still hold their ``questions.jsonl`` and ran both
 policies on the same pools, counts the questions it newly covers less those it loses (complete
 coverage, session and turn level) at each K, on each side of the round-3 split (LoCoMo: the turns
-store tunes, the observations store is held out), and writes them as JSON. Only questions that
-set two or more things side by side can change (``mempursuit_core.aspects.query_aspects``), so a
-LongMemEval-S run over just those questions gives the whole set's difference; ``whole`` is the
-number of scored questions of the whole set, for points.
+store tunes, the observations store is held out), and writes them as JSON. A LongMemEval-S run
+may hold only the questions the option can change (``round3_option_runs.sh``): every other
+question's order is the default's, so the counts are the whole set's; ``whole`` is the number of
+scored questions of the whole set, for points.
 
-    python benchmarks/round3_aspects.py RUN... --out benchmarks/results/eval/round3/aspects.json
+    python benchmarks/round3_option.py RUN... --policy centered-fusion:aspects=1 \\
+        --out benchmarks/results/eval/round3/aspects.json
 """
 
 from __future__ import annotations
