@@ -291,9 +291,6 @@ def lme_shortfall() -> list[str]:
         break_on_hyphens=False), ""]
 
 
-GATHER_KEPT = ("option (default off): more sessions on every data set, the held-out side "
-               "included, paid for in LoCoMo turns; LongMemEval-S stays short of +3 at K=10; a "
-               "candidate default once the framework runs are redone with it")
 OPTIONS = {  # round3/<name>.json (benchmarks/round3_option_runs.sh NAME): the Tried row's words
     "aspects": {
         "what": "aspects: the things a question sets side by side (\"which first, A or B?\", "
@@ -309,7 +306,9 @@ OPTIONS = {  # round3/<name>.json (benchmarks/round3_option_runs.sh NAME): the T
                 "an order or a list (\"how many\", \"in what order\", \"what books\") "
                 "(`gather=0.8`)",
         "can": "that ask for several things",
-        "kept": GATHER_KEPT,
+        "kept": ("option (default off): more sessions on every data set, the held-out side "
+                "included, paid for in LoCoMo turns; LongMemEval-S stays short of +3 at K=10; a "
+                "candidate default once the framework runs are redone with it"),
     },
 }
 

@@ -22,7 +22,7 @@ _LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+(?=the\b)", re.I)
 # the question's frame, not an aspect: "how many days had passed", "which happened first"
 FRAME_WORDS = frozenset("""
 many much long day days week weeks month months year years ago passed pass take took taken
-first last earliest latest earlier later order happened happen event events time times ago
+first last earliest latest earlier later order happened happen event events time times
 total start starting finish finished which who what thing things one ones
 """.split())
 
@@ -40,32 +40,37 @@ def query_aspects(text: str) -> list[str]:
     Parts that hold only frame words ("how many days had passed") are dropped; what remains
     counts only when two or more parts have words of their own (:func:`aspect_terms`).
     """
+    return _aspects(text)[0]
+
+
+def _aspects(text: str, stem: bool = True) -> tuple[list[str], list[list[str]]]:
+    """:func:`query_aspects` and the :func:`aspect_terms` of its parts (both empty for a
+    question that names one thing)."""
     t = re.sub(r"\s+", " ", str(text)).strip().rstrip("?.! ")
     m = _BETWEEN.search(t)
     if m:
         parts = [m.group(1), m.group(2)]
-    elif _OR.search(t):
-        i = _OR.search(t).start()
-        head = max(t.rfind(",", 0, i), t.rfind(":", 0, i))
+    elif o := _OR.search(t):
+        head = max(t.rfind(",", 0, o.start()), t.rfind(":", 0, o.start()))
         parts = _CHOICES.split(t[head + 1:] if head >= 0 else t)
     elif ":" in t:
         parts = _LIST.split(t[t.index(":") + 1:])
     elif _DURATION.match(t):
         parts = _CONNECT.split(t)
     else:
-        return []
-    parts = [p.strip(" ,;:") for p in parts]
-    parts = [p for p in parts if p]
-    return parts if len(aspect_terms(parts)) >= 2 else []
+        return [], []
+    parts = [p for p in (p.strip(" ,;:") for p in parts) if p]
+    terms = aspect_terms(parts, stem)
+    return (parts, terms) if len(terms) >= 2 else ([], [])
 
 
 def aspect_terms(parts: list[str], stem: bool = True) -> list[list[str]]:
     """Each part's own content words, as written: no stop or frame words and none whose stem
     every part shares; parts left with no word are dropped."""
-    words = [[w for w in tokenize(p) if w not in FRAME_WORDS] for p in parts]
-    stems = [{tokenize(w, stem)[0] for w in ws} for ws in words]
-    shared = set.intersection(*stems) if stems else set()
-    kept = [[w for w in ws if tokenize(w, stem)[0] not in shared] for ws in words]
+    words = [[(w, tokenize(w, stem)[0]) for w in tokenize(p) if w not in FRAME_WORDS]
+             for p in parts]
+    shared = set.intersection(*({s for _, s in ws} for ws in words)) if words else set()
+    kept = [[w for w, s in ws if s not in shared] for ws in words]
     return [list(dict.fromkeys(ws)) for ws in kept if ws]
 
 

@@ -105,11 +105,7 @@ def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0
     -------
     ndarray of float64, shape (N,)
     """
-    terms = list(dict.fromkeys(tokenize(query, stem)))
-    if not terms or len(texts) == 0:
-        return np.zeros(len(texts))
-    saturated, idf = _bm25_terms(texts, terms, k1, b, stem)
-    return saturated @ idf
+    return pool_bm25_parts(texts, query, [], k1=k1, b=b, stem=stem)[0]
 
 
 def pool_bm25_parts(texts: Sequence[str], query: str, parts: Sequence[Sequence[str]], *,

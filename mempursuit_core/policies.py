@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .aspects import asks_for_several, aspect_terms, query_aspects
+from .aspects import _aspects, asks_for_several, aspect_terms
 from .dates import epoch_utc, match_spans, query_dates
 from .pursuit import _as_matrix, _as_vector, _unit_rows, checked_row_norms, select
 from .selectors import Selection, Selector
@@ -314,8 +314,8 @@ class CenteredFusion(_PoolPolicy):
         if (self.aspects == 0 or signals is None or "query_text" not in signals
                 or "texts" not in signals):
             return None
-        parts = query_aspects(str(signals["query_text"] or ""))
-        return aspect_terms(parts, self.stem) if parts else None
+        parts, terms = _aspects(str(signals["query_text"] or ""))
+        return (terms if self.stem else aspect_terms(parts, stem=False)) or None
 
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]
