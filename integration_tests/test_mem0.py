@@ -882,6 +882,8 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
         assert np.all(np.diff(pool.native_scores) <= 1e-12)  # Mem0's order, semantic only here
         np.testing.assert_allclose(pool.native_scores, pool.vectors @ pool.query_vector, atol=1e-5)
         assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.uids]
+        # who wrote each memory, from the speaker metadata the harness wrote through Mem0
+        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
         assert pool.signals["mem0_bm25"].shape == (len(pool.uids),)
         if "sparse" in pool.signals:  # the harness's lexical features, where it has them
             assert pool.signals["sparse"].shape[0] == len(pool.uids)

@@ -9,7 +9,8 @@ import re
 
 from .lexical import tokenize
 
-__all__ = ["query_aspects", "aspect_terms", "asks_for_several"]
+__all__ = ["query_aspects", "aspect_terms", "asks_for_several", "named_speakers",
+           "about_asker", "ASKER_ROLES"]
 
 _OR = re.compile(r"\bor\b", re.I)
 _BETWEEN = re.compile(r"\bbetween\b(.+?)\band\b(.+)", re.I)
@@ -82,3 +83,39 @@ def asks_for_several(text: str) -> bool:
     """Whether a question asks for a count, a total, an order or a list ("how many", "in what
     order", "what books"): its evidence is usually spread over several sessions."""
     return bool(_SEVERAL.search(str(text)))
+
+
+
+ASKER_ROLES = frozenset({"user", "human"})
+_FIRST = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.I)
+# a request to the assistant ("can you remind me") leaves the question about the asker
+_REQUEST = re.compile(r"\b(?:can|could|would|will)\s+you\b|\bdo\s+you\s+(?:think|know|remember)\b|"
+                      r"\bthank\s+you\b", re.I)
+_SECOND = re.compile(r"\b(?:you|your|yours|yourself|you've|you'd)\b", re.I)
+
+
+def named_speakers(text: str, speakers) -> frozenset:
+    """The speakers a question names ("What did Caroline research?"), or an empty set when it
+    names none or every one; the roles ``user`` and ``human`` are not names.
+
+    >>> sorted(named_speakers("What did Caroline research?", ["Caroline", "Melanie"]))
+    ['Caroline']
+    >>> sorted(named_speakers("When did Caroline meet Melanie?", ["Caroline", "Melanie"]))
+    []
+    """
+    names = {s for s in speakers if isinstance(s, str) and s.strip()}
+    named = frozenset(s for s in names if s.lower() not in ASKER_ROLES
+                      and re.search(rf"\b{re.escape(s)}\b", text))
+    return named if named != names else frozenset()
+
+
+def about_asker(text: str) -> bool:
+    """Whether a question asks about the asker's own life: in the first person and not about
+    what "you" (the assistant) said; a request such as "can you remind me" does not count.
+
+    >>> about_asker("Can you remind me where I parked?")
+    True
+    >>> about_asker("What was the hostel you recommended to me?")
+    False
+    """
+    return bool(_FIRST.search(text)) and not _SECOND.search(_REQUEST.sub(" ", text))

@@ -159,6 +159,7 @@ class PlainStore:
             "sparse_terms": lambda: tfidf()[2],
             "timestamps": lambda: [units[g.rows[i]].timestamp for i in order],
             "session_ids": lambda: [units[g.rows[i]].session_id for i in order],
+            "speakers": lambda: [units[g.rows[i]].speaker for i in order],
             "positions": lambda: order.astype(np.int64),
             "texts": lambda: [g.texts[i] for i in order],
         })

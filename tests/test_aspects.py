@@ -168,7 +168,8 @@ def test_gather_spreads_only_questions_that_ask_for_several():
         return get_selector("centered-fusion", weight=0, spread=0, **opts).select(
             q, M, 2, signals=signals).order.tolist()
 
-    assert top2("How many cakes did I bake?") == [0, 1]  # spread 0: session a twice
+    assert top2("How many cakes did I bake?", gather=None) == [0, 1]  # spread 0: session a twice
+    assert top2("How many cakes did I bake?") == [0, 3]  # the default gathers (0.8)
     assert top2("How many cakes did I bake?", gather=100.0) == [0, 3]
     assert top2("Which cake did I bake?", gather=100.0) == [0, 1]
     with pytest.raises(ValueError, match="gather must be finite"):

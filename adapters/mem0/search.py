@@ -357,6 +357,7 @@ class PreparedPool:
     signals : Mapping
         ``dense`` (semantic score), ``bm25`` and ``entity`` (Mem0's normalised keyword score and
         entity boost; zeros where Mem0 has none), ``timestamps`` (``created_at``), ``texts``,
+        ``speakers`` (the ``speaker`` metadata, else ``actor_id``, else ``role``),
         and, when Mem0's Qdrant store keeps BM25 sparse vectors, ``sparse`` (P, m) over the
         pool's vocabulary, ``query_sparse`` (m,) and ``sparse_terms`` (m token ids).
     """
@@ -404,6 +405,17 @@ def _prepare(memory, query: str, pool: list, cap: _Capture, trace: SearchTrace |
     return PreparedPool(pool, ids, stored.dense, q, native_scores, signals)
 
 
+def _speaker(item: dict) -> str | None:
+    """Who wrote a memory: its ``speaker`` metadata, else Mem0's ``actor_id`` (the message's
+    name), else its ``role``."""
+    meta = item.get("metadata")
+    for value in ((meta or {}).get("speaker") if isinstance(meta, dict) else None,
+                  item.get("actor_id"), item.get("role")):
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
 def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapping:
     details = [item.get("score_details") for item in pool]
     eager: dict[str, Any] = {}
@@ -416,6 +428,7 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
         "query_text": lambda: query,
         "timestamps": lambda: [item.get("created_at") for item in pool],
         "texts": lambda: [item.get("memory") for item in pool],
+        "speakers": lambda: [_speaker(item) for item in pool],
     }
     if stored.sparse is not None and any(s is not None for s in stored.sparse):
         cache: dict[str, Any] = {}
