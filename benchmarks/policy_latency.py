@@ -3,13 +3,15 @@
 Pools are LoCoMo turns (their real texts, for the policies that read words) with random unit
 vectors of dimension ``--dim`` in place of embeddings (the cost does not depend on their
 values); every policy gets the same pools, the same query vector and the same lazy signals a
-dense-only adapter hands over (``pool_signals``: texts, query text, timestamps, session ids).
-The default (``centered-fusion``) is timed six ways: with a framework keyword score handed over as the
+dense-only adapter hands over (``pool_signals``: texts, query text, timestamps, session ids,
+speakers).
+The default (``centered-fusion``) is timed eight ways: with a framework keyword score handed over as the
 ``lexical`` signal (Mem0's BM25, SimpleMem's full-text index) fused with BM25 over the pool's
 texts (its default) or alone (``lexical=prefer-signal``: no words to read); with BM25 over the
 pool's texts only, for memories seen before (``warm``: a live store's memories recur across
 queries; a full untimed pass first), also with ``spread=0`` (no session spreading) and with
-``dates=0`` (no date channel: the round-2 default), and with ``aspects=1`` on a question that
+``dates=0`` (no date channel), as the previous default (``speaker=0, named=0, gather=0.3``:
+no speaker channel, one session spread), and with ``aspects=1`` on a question that
 sets two things side by side ("which came first, A or B?", A and B the first words of two of the
 pool's memories: every query pays for the aspect scores and the greedy picks); and for
 memories never seen (``cold``: its term-count and stemming caches cleared before every query).
@@ -75,7 +77,8 @@ def measure(sel, work, k: int, cold: bool = False, lexical: bool = False,
         extra = {"lexical": rng.random(len(members))} if lexical else {}
         signals = pool_signals([u.text for u in members], text,
                                timestamps=[u.timestamp for u in members],
-                               session_ids=[u.session_id for u in members], **extra)
+                               session_ids=[u.session_id for u in members],
+                               speakers=[u.speaker for u in members], **extra)
         if cold:
             _term_counts.cache_clear()
             _stem.cache_clear()
@@ -115,6 +118,8 @@ def main(argv=None) -> int:
                          None),
                         (f"{name} (dates=0, warm)", get_selector(name, dates=0), False, False,
                          None),
+                        (f"{name} (previous default, warm)",
+                         get_selector(name, speaker=0, named=0, gather=0.3), False, False, None),
                         (f"{name} (aspects=1, A or B, warm)", aspects, False, False, two_things),
                         (f"{name} (pool BM25, cold)", sel, True, False, None)]
         for label, selector, cold, lexical, ask in variants:

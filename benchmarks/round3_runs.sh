@@ -14,8 +14,11 @@ cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data}
 OUT=benchmarks/results/eval/round3
 export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
-POLICIES=(native centered-fusion centered-fusion:dates=0 centered-fusion:adjacent=0.8
-          centered-fusion:spread=0.8,adjacent=0.8)
+# today's default, the previous one (round 3's date channel, before speakers and gather), the
+# round-2 default (no date channel either), and today's with adjacent turns
+PREVIOUS=centered-fusion:speaker=0,named=0,gather=0.3
+POLICIES=(native centered-fusion $PREVIOUS centered-fusion:dates=0,speaker=0,named=0,gather=0.3
+          centered-fusion:adjacent=0.8)
 run() {  # NAME POOL DATASET-ARGS...
   local name=$1 pool=$2; shift 2
   mempursuit eval "$@" --k 5 10 20 50 --pool "$pool" --policies "${POLICIES[@]}" \
