@@ -348,7 +348,8 @@ class CenteredFusion(_PoolPolicy):
             weight = self.speaker
         if not targets or weight == 0:
             return 0.0
-        return weight * np.fromiter((s in targets for s in who), np.float64, P)
+        return weight * np.fromiter((isinstance(s, str) and s in targets for s in who),
+                                    np.float64, P)
 
     def _select(self, q, M, k, signals) -> Selection:
         P = M.shape[0]

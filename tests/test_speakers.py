@@ -86,6 +86,12 @@ def test_bad_speaker_weights(options, match):
         get_selector("centered-fusion", **options)
 
 
+def test_unreadable_speakers_are_nobody():
+    q, M, signals = _chat_pool("Which bike do I ride to work?")
+    signals["speakers"] = [["x"], None, float("nan")] + signals["speakers"][3:]
+    assert _order(signals, q, M)[0] == 10  # the user's own turn is still raised
+
+
 def test_speakers_of_the_wrong_length():
     q, M, signals = _chat_pool("Which bike do I ride?")
     signals["speakers"] = signals["speakers"][:-1]
