@@ -339,6 +339,13 @@ OPTIONS = {  # round3/<name>.json (benchmarks/round3_option_runs.sh NAME): the T
 }
 
 
+def net(run: dict, side: str, k) -> list[int]:
+    """Questions won less lost (session, turn) at ``k`` on one side of a round-3 option run."""
+    c = run["sides"].get(side, {}).get("changed", {})
+    return [c[f"{lvl} K={k}"]["won"] - c[f"{lvl} K={k}"]["lost"] if f"{lvl} K={k}" in c
+            else 0 for lvl in ("session", "turn")]
+
+
 def speakers_gain(side: str) -> str:
     """Questions won less lost by today's default against the previous one at K = 10 (hybrid,
     P = 200), per data set on one side of the split, from ``round3/speakers.json``."""
@@ -347,8 +354,7 @@ def speakers_gain(side: str) -> str:
     out = []
     for r in runs:
         if r["native_order"] == "hybrid" and r["pool"] == 200 and side in r["sides"]:
-            c = r["sides"][side]["changed"]
-            s, t = (c[f"{lvl} K=10"]["won"] - c[f"{lvl} K=10"]["lost"] for lvl in ("session", "turn"))
+            s, t = net(r, side, 10)
             what = {"locomo": " observations" if side == "held out" else " turns"}.get(r["dataset"], "")
             out.append(f"{names[r['dataset']]}{what} {s:+d} / {t:+d}")
     return ", ".join(out)
@@ -363,11 +369,6 @@ def option_row(name: str) -> dict | None:
         return None
     runs = json.loads(path.read_text())["runs"]
     names = {"locomo": "LoCoMo", "beam": "BEAM", "longmemeval": "LongMemEval-S"}
-
-    def net(run, side, k):
-        c = run["sides"].get(side, {}).get("changed", {})
-        return [c[f"{lvl} K={k}"]["won"] - c[f"{lvl} K={k}"]["lost"] if f"{lvl} K={k}" in c
-                else 0 for lvl in ("session", "turn")]
 
     def cells(side, k):
         out = []

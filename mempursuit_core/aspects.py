@@ -85,7 +85,6 @@ def asks_for_several(text: str) -> bool:
     return bool(_SEVERAL.search(str(text)))
 
 
-
 ASKER_ROLES = frozenset({"user", "human"})
 _FIRST = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.I)
 # a request to the assistant ("can you remind me") leaves the question about the asker
