@@ -372,10 +372,13 @@ class CenteredFusion(_PoolPolicy):
         channels, source, part_rows = self._lexical_scores(signals, P, parts)
         norm = self.FUSION[self.fusion]
         score = norm(rel)
+        # the question's words, for the date, speaker and gather channels (None: no query text)
+        text = (str(signals["query_text"] or "") if signals is not None
+                and "query_text" in signals else None)
         if channels:  # two lexical channels count as one: their mean on the fusion scale
             score = score + self.weight * sum(norm(c) for c in channels) / len(channels)
-        if self.dates > 0 and signals is not None and "query_text" in signals:
-            spans = query_dates(str(signals["query_text"] or ""))
+        if self.dates > 0 and text is not None:
+            spans = query_dates(text)
             # the timestamps (a lazy signal) are read only for a query that names a date
             if spans and "timestamps" in signals:
                 stamps = list(signals["timestamps"])
@@ -385,10 +388,8 @@ class CenteredFusion(_PoolPolicy):
                 match = match_spans(spans, stamps, self.date_window)
                 if match is not None:
                     score = score + self.dates * match
-        if (self.speaker > 0 or self.named > 0) and signals is not None \
-                and "query_text" in signals and "speakers" in signals:
-            score = score + self._speaker_boost(str(signals["query_text"] or ""),
-                                                list(signals["speakers"]), P)
+        if (self.speaker > 0 or self.named > 0) and text is not None and "speakers" in signals:
+            score = score + self._speaker_boost(text, list(signals["speakers"]), P)
         order = np.argsort(-score, kind="stable")
         info = {"lexical": source}
         positions = None
@@ -404,8 +405,7 @@ class CenteredFusion(_PoolPolicy):
         part_rows = [zscore(r) for r in part_rows if np.ptp(r) > 0]
         Z = np.stack(part_rows) if len(part_rows) >= 2 else None
         spread = self.spread
-        if (self.gather is not None and signals is not None and "query_text" in signals
-                and asks_for_several(str(signals["query_text"] or ""))):
+        if self.gather is not None and text is not None and asks_for_several(text):
             spread = self.gather
         buckets = (time_buckets(signals, P) if spread > 0 or positions is not None
                    else None)
