@@ -1,0 +1,75 @@
+"""The shared read path every adapter uses: CandidatePool and read_or_native."""
+
+import logging
+
+import numpy as np
+import pytest
+
+from mempursuit_core import get_selector
+from mempursuit_core.readpath import CandidatePool, read_or_native
+from mempursuit_core.signals import pool_signals
+
+
+def _pool(P=6, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    V = rng.normal(size=(P, d))
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    q = V[0] + V[3]
+    q /= np.linalg.norm(q)
+    items = [f"m{i}" for i in range(P)]
+    return CandidatePool(items, q, V, native_scores=V @ q,
+                         signals=pool_signals(items, "question"))
+
+
+def test_native_keeps_the_framework_order():
+    pool = _pool()
+    chosen = pool.select(get_selector("native"), 4)
+    assert chosen.items == ["m0", "m1", "m2", "m3"]
+    assert chosen.order.tolist() == [0, 1, 2, 3]
+
+
+def test_policy_items_follow_the_order():
+    pool = _pool()
+    chosen = pool.select(get_selector("mempursuit"), 3)
+    assert chosen.items == [pool.items[i] for i in chosen.order]
+    assert len(set(chosen.items)) == 3
+
+
+def test_empty_pool_selects_nothing():
+    pool = CandidatePool([], np.ones(4), np.empty((0, 4)))
+    assert pool.select(get_selector("centered-fusion"), 5).items == []
+
+
+@pytest.mark.parametrize("vectors, scores, match", [
+    (np.ones((3, 5)), None, r"shape \(2, 4\)"),
+    (np.ones((2, 4)), np.ones(3), r"native scores must have shape \(2,\)"),
+])
+def test_shapes_are_checked(vectors, scores, match):
+    with pytest.raises(ValueError, match=match):
+        CandidatePool(["a", "b"], np.ones(4), vectors, native_scores=scores)
+
+
+def test_fallback_returns_native_and_warns_once(caplog):
+    reasons = []
+
+    def ours():
+        raise KeyError("vector")
+
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        out = read_or_native(ours, lambda: ["native"], strict=False, framework="Demo",
+                             on_fallback=reasons.append)
+    assert out == ["native"]
+    assert reasons == ["KeyError: 'vector'"]
+    assert len(caplog.records) == 1 and "Demo" in caplog.records[0].getMessage()
+
+
+def test_strict_raises():
+    with pytest.raises(KeyError):
+        read_or_native(lambda: {}["x"], lambda: ["native"], strict=True, framework="Demo")
+
+
+def test_success_does_not_call_native():
+    def native():
+        raise AssertionError("native ran")
+
+    assert read_or_native(lambda: ["ours"], native, strict=False, framework="Demo") == ["ours"]
