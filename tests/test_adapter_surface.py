@@ -15,8 +15,15 @@ def _constructors():
     from mempursuit_memorybank.store import MemoryBankStore
     from mempursuit_simplemem.adapter import MemPursuitRetriever
 
-    return {"lightmem": MemPursuitLightMemory.__init__, "simplemem": MemPursuitRetriever.__init__,
-            "memorybank": MemoryBankStore.__init__}
+    found = {"lightmem": MemPursuitLightMemory.__init__, "simplemem": MemPursuitRetriever.__init__,
+             "memorybank": MemoryBankStore.__init__}
+    try:  # the framework adapters whose modules import their framework
+        from mempursuit_llamaindex.postprocessor import MemPursuitPostprocessor
+
+        found["llamaindex"] = MemPursuitPostprocessor.__init__
+    except ImportError:
+        pass
+    return found
 
 
 def test_the_same_option_names_everywhere():

@@ -24,8 +24,11 @@ PACKAGES = {  # import name -> folder
     "mempursuit_lightmem": ROOT / "adapters" / "lightmem",
     "mempursuit_simplemem": ROOT / "adapters" / "simplemem",
     "mempursuit_memorybank": ROOT / "adapters" / "memorybank",
+    "mempursuit_llamaindex": ROOT / "adapters" / "llamaindex",
+    "mempursuit_langchain": ROOT / "adapters" / "langchain",
 }
-ADAPTERS = ("mempursuit_mem0", "mempursuit_lightmem", "mempursuit_simplemem", "mempursuit_memorybank")
+ADAPTERS = ("mempursuit_mem0", "mempursuit_lightmem", "mempursuit_simplemem", "mempursuit_memorybank",
+            "mempursuit_llamaindex", "mempursuit_langchain")
 FRAMEWORKS = ("mem0", "lightmem", "simplemem", "faiss", "lancedb", "qdrant_client")
 
 
