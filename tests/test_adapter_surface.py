@@ -23,6 +23,13 @@ def _constructors():
         found["llamaindex"] = MemPursuitPostprocessor.__init__
     except ImportError:
         pass
+    try:
+        from mempursuit_langchain.compressor import MemPursuitCompressor, MemPursuitRetriever
+
+        found["langchain"] = MemPursuitCompressor.__init__
+        found["langchain retriever"] = MemPursuitRetriever.__init__
+    except ImportError:
+        pass
     return found
 
 
