@@ -202,3 +202,40 @@ def test_options_are_checked_at_construction():
         MemPursuitPostprocessor(k=0)
     post = MemPursuitPostprocessor(k=5, pool=50, lam=0.3, policy="mmr")
     assert (post.k, post.pool, post.policy, post.policy_options) == (5, 50, "mmr", {"lam": 0.3})
+
+
+def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
+    """``mempursuit eval --framework llamaindex``: units written by VectorMemoryBlock.aput, one
+    group per LlamaIndex session; the pool is the block's own top-P in its order, with the
+    stored vectors and only the adapter's signals."""
+    import numpy as np
+
+    from mempursuit_core.embed import get_embedder
+    from mempursuit_eval.backends.llamaindex import LlamaIndexBackend
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+
+    backend = build_backend("llamaindex")
+    assert isinstance(backend, LlamaIndexBackend)
+    embedder = get_embedder("minilm", threads=1)
+    units = [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}")
+             for g, facts in (("alice", FACTS), ("bob", FACTS[:3])) for i, f in enumerate(facts)]
+    done = []
+    backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
+    assert sum(done) == len(units)
+    pool = backend.pool("alice", QUESTION, 200)
+    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
+    stored = [f"<message role='user'>{FACTS[int(u.split('/')[1])]}</message>" for u in pool.uids]
+    assert pool.signals["texts"] == stored
+    assert np.allclose(pool.vectors, embedder.encode(stored), atol=1e-5)
+    assert np.all(np.diff(pool.native_scores) <= 1e-6)  # the block's (Qdrant's) cosine order
+    assert set(pool.signals) >= {"texts", "query_text", "session_ids", "speakers"}
+    assert set(pool.signals["session_ids"]) == {"alice"} and set(pool.signals["speakers"]) == {"user"}
+    assert "timestamps" not in pool.signals  # the block stores none
+    qv = embedder.encode([QUESTION])[0]
+    again = backend.pool("alice", QUESTION, 3, query_vector=qv)
+    assert again.uids == pool.uids[:3] and np.allclose(again.query_vector, qv)
+    assert len(backend.pool("bob", QUESTION, 200).uids) == 3
+    with pytest.raises(KeyError):
+        backend.pool("carol", QUESTION, 10)
+    backend.close()
