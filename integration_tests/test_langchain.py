@@ -140,3 +140,17 @@ def test_options_are_checked_at_construction():
         MemPursuitCompressor(k=0)
     c = MemPursuitCompressor(k=5, pool=50, lam=0.3, policy="mmr")
     assert (c.k, c.pool, c.policy, c.policy_options) == (5, 50, "mmr", {"lam": 0.3})
+
+
+def test_the_example_runs_as_written():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "langchain_quickstart.py"
+    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    alone, rest = res.stdout.split("compressor:")
+    compressor, retriever = rest.split("retriever:")
+    assert CAT not in alone and CAT in compressor and CAT in retriever

@@ -239,3 +239,16 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
     with pytest.raises(KeyError):
         backend.pool("carol", QUESTION, 10)
     backend.close()
+
+
+def test_the_example_runs_as_written():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "llamaindex_quickstart.py"
+    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    alone, ours = res.stdout.split("with MemPursuit:")
+    assert CAT not in alone and CAT in ours and any(p in ours for p in PARAPHRASES)
