@@ -114,6 +114,36 @@ def test_memory_block_keeps_the_complement_and_drops_a_paraphrase(block_store, e
     assert post.vector_sources == {"store": len(FACTS)}
 
 
+def test_through_llamaindex_memory(block_store, embed_model):
+    """The agent-facing ``Memory`` (SQLite chat store in memory, a word tokenizer: no tiktoken
+    download) puts the block's K memories into its system message."""
+    from llama_index.core.memory import Memory
+
+    def context(post):
+        block = VectorMemoryBlock(vector_store=block_store, embed_model=embed_model,
+                                  similarity_top_k=200 if post else 2,
+                                  node_postprocessors=[post] if post else [])
+        memory = Memory.from_defaults(session_id="alice", memory_blocks=[block],
+                                      tokenizer_fn=str.split, token_limit=4000)
+
+        async def read():
+            await memory.aput(ChatMessage(role="user", content=QUESTION))
+            try:
+                return await memory.aget()
+            finally:  # LlamaIndex's chat store leaves its SQLite engine open
+                await memory.sql_store._async_engine.dispose()
+
+        messages = asyncio.run(read())
+        assert messages[-1].content == QUESTION
+        return _shown(messages[0].content)
+
+    ours = context(MemPursuitPostprocessor(k=2, vector_store=block_store, embed_model=embed_model))
+    assert CAT in ours and len(ours) == 2
+    native = context(None)
+    assert CAT not in native and len(native) == 2
+    assert context(MemPursuitPostprocessor(k=2, policy="native")) == native
+
+
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 def test_native_policy_is_the_memory_block_without_us(block_store, embed_model, k):
     alone = _read(VectorMemoryBlock(vector_store=block_store, embed_model=embed_model,
