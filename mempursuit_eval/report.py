@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shutil
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, Callable
@@ -190,7 +191,9 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
 
 def check_out_dir(out: Path) -> None:
     """Raise ``ValueError`` (one line naming ``--out`` and the fix) unless ``out`` is a folder,
-    or a new folder can be made there; nothing is created. Run before any work."""
+    or a new folder can be made there (tried: a probe folder is made and removed, so a
+    read-only or pseudo file system such as ``/proc`` is found now); nothing is left behind.
+    Run before any work."""
     out = Path(out).expanduser()
     fix = "pass --out with a new or existing folder"
     if out.exists() and not out.is_dir():
@@ -203,6 +206,11 @@ def check_out_dir(out: Path) -> None:
     target = out if out.exists() else above
     if not os.access(target, os.W_OK | os.X_OK):
         raise ValueError(f"--out {out}: {target} is not writable; {fix}")
+    try:  # the hidden sibling folder write_outputs makes goes where the probe goes
+        os.rmdir(tempfile.mkdtemp(prefix=f".{out.name or 'out'}.probe-", dir=above))
+    except OSError as exc:
+        raise ValueError(f"--out {out}: no folder can be made in {above} ({exc.strerror or exc}); "
+                         f"{fix}") from None
 
 
 def write_outputs(out: Path, cfg, summary: dict, records: list[dict], config: dict,

@@ -132,6 +132,26 @@ class EvalConfig:
             raise ValueError("--answerer-url needs --model")
         if int(self.batch) < 1:
             raise ValueError("batch must be >= 1")
+        _check_int("--latency-sample", self.latency_sample, 0, "questions timed one by one; "
+                   "0 turns the timing off")
+        _check_int("--bootstrap", self.bootstrap, 1, "bootstrap resamples for the 95% CI; the "
+                   "default is 2000")
+        _check_int("--seed", self.seed, 0, "the bootstrap's random seed", high=2**32 - 1)
+        for flag, value in (("--threads", self.threads), ("--embed-threads",
+                                                          self.embedder_threads)):
+            if value is not None:
+                _check_int(flag, value, 1, "leave it out to use all cores")
+        if self.out is not None and not str(self.out).strip():
+            raise ValueError("--out is empty: give the run folder (e.g. --out runs/demo), or "
+                             "leave --out out for runs/eval-<dataset>-<framework>-<time>")
+
+
+def _check_int(flag: str, value: Any, low: int, meaning: str, *, high: int | None = None) -> None:
+    """``ValueError`` naming ``flag`` unless ``value`` is an integer in ``[low, high]``."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if not ok or value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{flag} must be an integer {bound} ({meaning}), got {value!r}")
 
 
 def _log(cfg: EvalConfig, msg: str) -> None:
@@ -150,13 +170,14 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
     if framework in ("plain", "builtin"):
         from .store import PlainStore
 
+        _check_backend_options(framework, PlainStore, options)
         return PlainStore(native=native_order, **options)
-    from mempursuit_core.plugins import AdapterNotInstalledError, get_adapter_spec
-
     from .backends import backend_factory
 
-    spec = get_adapter_spec(framework)
+    spec = check_framework(framework)
     if not spec.framework_installed():
+        from mempursuit_core.plugins import AdapterNotInstalledError
+
         raise AdapterNotInstalledError(
             f"the {framework} store needs the {spec.framework!r} package, which is not "
             f"installed: {spec.hint}")
@@ -165,7 +186,35 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
         from .backends.mem0_existing import ExistingMem0Backend as factory
     if native_order != "dense":
         options.setdefault("native", native_order)
+    _check_backend_options(framework, factory, options)
     return factory(**options)
+
+
+def check_framework(framework: str):
+    """The adapter spec of ``framework`` (``None`` for the built-in ``plain`` store); an unknown
+    name is an ``UnknownNameError`` listing ``plain`` and every adapter."""
+    if framework in ("plain", "builtin"):
+        return None
+    from mempursuit_core.plugins import UnknownNameError, get_adapter_spec
+
+    try:
+        return get_adapter_spec(framework)
+    except UnknownNameError as exc:
+        raise UnknownNameError("framework", framework, ["plain", *exc.known]) from None
+
+
+def _check_backend_options(framework: str, factory: Callable, options: dict) -> None:
+    """``ValueError`` naming the first ``--backend-opt`` the store's factory does not take and
+    the options it does (read from its signature)."""
+    accepted = _factory_options(factory)
+    if accepted is None:
+        return
+    accepted = [a for a in accepted if a != "self"]
+    for key in options:
+        if key not in accepted:
+            raise ValueError(
+                f"--backend-opt {key}: the {framework} store has no option {key!r}; it accepts "
+                f"{', '.join(accepted) or 'no options'} (fix the name or drop the option)")
 
 
 def _store_key(store, cfg: EvalConfig, embedder, units: Sequence[MemoryUnit]) -> str:
@@ -241,6 +290,23 @@ def _check_policy_options(label: str, name: str, given: dict, accepted: list[str
                          f"give it as plain {name!r}")
 
 
+def _check_option_values(label: str, factory: Callable, given: dict) -> None:
+    """``ValueError`` for an option whose default is a number given a value that is not one
+    (``mmr:lam=abc``), naming the policy, the option and what is expected."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return
+    for key, value in given.items():
+        default = params[key].default if key in params else None
+        number = (int, float)
+        if (isinstance(default, number) and not isinstance(default, bool)
+                and (not isinstance(value, number) or isinstance(value, bool))):
+            raise ValueError(
+                f"policy {label!r}: option {key!r} must be a number (default {default!r}), got "
+                f"{value!r}; write e.g. {label.partition(':')[0]}:{key}={default!r}")
+
+
 def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """Selectors by label, and each label's registered selector name.
 
@@ -269,6 +335,7 @@ def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
         # its TypeError explained.
         if accepted is not None:
             _check_policy_options(label, name, given, accepted)
+            _check_option_values(label, factory[0], given)
         try:
             out[label] = get_selector(name, **opts)
         except (TypeError, ValueError) as exc:
@@ -388,6 +455,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     t_start = time.perf_counter()
 
     selectors, base_names = _make_selectors(cfg)  # unknown names / options fail before any work
+    check_framework(cfg.framework)
     # Where the results and the cache go is checked before the data is read: a bad --out or a
     # read-only cache must not be found after the embedding.
     if cfg.out:
