@@ -20,6 +20,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import logging
 import math
 import os
 import platform
@@ -38,7 +39,8 @@ from mempursuit_core import DEFAULT_POLICY
 from .base import MemoryUnit, Pool
 from .cache import CachedEmbedder, check_cache_dir, encode_with_progress, safe_filename
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
-from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
+from .metrics import (BINARY_METRICS, LONGMEMEVAL_NAMES, PERCENT_METRICS, paired_comparison,
+                      selection_metrics)
 from .progress import Progress
 
 __all__ = ["EvalConfig", "run_eval", "build_backend", "parse_policy",
@@ -46,7 +48,8 @@ __all__ = ["EvalConfig", "run_eval", "build_backend", "parse_policy",
 
 BASELINE = "native"
 RETRIEVAL_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage",
-                     "replaced", "size")
+                     "replaced", "size", "session_recall_any", "session_ndcg_any",
+                     "turn_recall_any", "turn_ndcg_any")
 PAIRED_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage")
 BUILT_MARKER = ".mempursuit-built"
 
@@ -188,6 +191,26 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
         options.setdefault("native", native_order)
     _check_backend_options(framework, factory, options)
     return factory(**options)
+
+
+#: Loggers whose WARNING / INFO lines are the framework talking to itself while the harness
+#: builds and reads its own store (e.g. Mem0's "Resetting all memories" on the harness's fresh
+#: store, or its notes about optional packages): held back to ERROR during a run.
+FRAMEWORK_LOGGERS = {"mem0": ("mem0",)}
+
+
+def _hold_back_framework_logs(framework: str) -> Callable[[], None]:
+    """Raise the framework's loggers (:data:`FRAMEWORK_LOGGERS`) to ERROR; returns the function
+    that restores their levels."""
+    loggers = [logging.getLogger(name) for name in FRAMEWORK_LOGGERS.get(framework, ())]
+    saved = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(max(lg.getEffectiveLevel(), logging.ERROR))
+
+    def restore() -> None:
+        for lg, level in zip(loggers, saved):
+            lg.setLevel(level)
+    return restore
 
 
 def check_framework(framework: str):
@@ -502,7 +525,13 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     store_options = dict(cfg.backend_options)
     if cfg.mem0_config:
         store_options["config"] = cfg.mem0_config
-    store = build_backend(cfg.framework, native_order=cfg.native_order, options=store_options)
+    restore_logs = _hold_back_framework_logs(cfg.framework)
+    try:
+        store = build_backend(cfg.framework, native_order=cfg.native_order,
+                              options=store_options)
+    except BaseException:
+        restore_logs()
+        raise
     tmp_ctx = None
     try:
         t = time.perf_counter()
@@ -610,6 +639,8 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         # 7. summary ------------------------------------------------------------------------------
         summary = _summarise(cfg, ds, questions, records, latency, qa_info, inner.name)
         summary["left_out"] = left_out
+        for w in summary["warnings"]:
+            _log(cfg, f"warning: {w}")
         unscored = [r["qid"] for r in records if not r["metrics"]]
         summary["unscored_ids"] = unscored
         if unscored:
@@ -617,9 +648,12 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
                       f"and are not scored: {', '.join(unscored[:10])}"
                       + (" ..." if len(unscored) > 10 else "") + " (all ids in summary.json)")
     finally:
-        store.close()
-        if tmp_ctx is not None:
-            tmp_ctx.cleanup()
+        try:
+            store.close()
+        finally:
+            restore_logs()
+            if tmp_ctx is not None:
+                tmp_ctx.cleanup()
     timing["total"] = time.perf_counter() - t_start
     summary["timing_s"] = timing
     summary["embedding_cache"] = {"hits": embedder.hits, "misses": embedder.misses,
@@ -718,6 +752,14 @@ def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records:
                 entry["by_category"][c] = _aggregate(rows_for(policy, k, sub), metrics)
             results[policy][str(k)] = entry
     pm = list(PAIRED_METRICS) + (["qa_accuracy"] if qa_info else [])
+    mean_pool = float(np.mean([r["pool_size"] for r in records])) if records else 0.0
+    warnings = []
+    full = [k for k in cfg.k if records and k >= mean_pool]
+    if full:
+        warnings.append(
+            f"K = {', '.join(map(str, full))} is at least the mean pool size ({mean_pool:.1f}): "
+            "every policy then keeps (nearly) the whole pool, so those figures are (nearly) "
+            "equal and their differences zero; use a smaller --k or a larger --pool")
     for policy in cfg.policies:
         if policy == BASELINE:
             continue
@@ -759,8 +801,12 @@ def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records:
         "n_questions": len(records),
         "n_scored": len(scored),
         "n_without_gold": len(records) - len(scored),
-        "mean_pool_size": float(np.mean([r["pool_size"] for r in records])) if records else 0.0,
+        "mean_pool_size": mean_pool,
         "notes": list(ds.notes),
+        "warnings": warnings,
+        "metric_names": dict(LONGMEMEVAL_NAMES),
+        "bootstrap": cfg.bootstrap,
+        "seed": cfg.seed,
         "results": results,
         "paired": paired,
         "latency_ms": latency,
