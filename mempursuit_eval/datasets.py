@@ -924,7 +924,9 @@ def select_questions(ds: Dataset, categories: Sequence[str] | None = None,
         g = set(groups)
         unknown = g - set(ds.groups()) - {q.group for q in ds.questions}
         if unknown:
-            raise ValueError(f"unknown group(s) {sorted(unknown)}")
+            known = ds.groups()
+            raise ValueError(f"unknown group(s) {sorted(unknown)}; {ds.name} has "
+                             f"{', '.join(known[:10])}" + (" ..." if len(known) > 10 else ""))
         qs = [q for q in qs if q.group in g]
     if require_gold:
         qs = [q for q in qs if q.gold_sessions]

@@ -115,8 +115,10 @@ class EvalConfig:
         if not ks or any(x < 1 for x in ks):
             raise ValueError(f"K values must be >= 1, got {list(self.k)}")
         self.k = tuple(sorted(set(ks)))
-        if int(self.pool) < 1:
-            raise ValueError(f"pool must be >= 1, got {self.pool}")
+        _check_int("--pool", self.pool, 1, "candidates the store returns per question; default 200")
+        if self.limit is not None:
+            _check_int("--limit", self.limit, 1, "the first N selected questions; leave it out "
+                       "for all")
         if not self.policies:
             raise ValueError("give at least one policy")
         pols = list(dict.fromkeys(self.policies))

@@ -86,6 +86,9 @@ OPTION_CASES = {
                                         "see 'mempursuit eval --help'"]),
     "unknown flag": (["--bogus"], ["unrecognized arguments: --bogus",
                                    "see 'mempursuit --help'"]),
+    "limit 0": (["--limit", "0"], ["--limit must be an integer >= 1", "leave it out for all"]),
+    "pool 0": (["--pool", "0"], ["--pool must be an integer >= 1"]),
+    "unknown group": (["--groups", "conv-9"], ["unknown group(s) ['conv-9']", "conv-1, conv-2"]),
     "unknown framework": (["--framework", "nope"],
                           ["unknown framework 'nope'", "plain", "mem0", "memorybank"]),
 }
@@ -106,6 +109,26 @@ def test_out_where_no_folder_can_be_made(tmp_path, locomo):
     _one_line(res, "--out /proc/mempursuit-run", "no folder can be made in /proc",
               "pass --out with a new or existing folder")
     assert not list((tmp_path / "cache").rglob("*.npz"))
+
+
+def test_sentence_transformers_model_that_is_not_there(tmp_path, locomo, capsys):
+    """In process: torch is imported once for the whole run, not once per child."""
+    pytest.importorskip("sentence_transformers", reason="the st: embedder needs torch")
+    from mempursuit_core.cli import main
+
+    argv = _eval(tmp_path, locomo, "--out", tmp_path / "run", "--embedder",
+                 f"st:{tmp_path / 'no-model'}")
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"st:{tmp_path / 'no-model'}: cannot load this sentence-transformers model" in err
+    assert "give a model folder that exists" in err
+
+
+def test_adapters_listing_has_no_long_line():
+    res = _cli("adapters")
+    assert res.returncode == 0 and res.stdout.strip()
+    assert max(map(len, res.stdout.splitlines())) <= 100, res.stdout
 
 
 def test_subcommand_typo_is_one_line():
