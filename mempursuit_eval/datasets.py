@@ -273,8 +273,8 @@ def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
 
 
 def json_problem(exc: BaseException) -> str:
-    """What is wrong with a JSON text, in words, for one of the errors :func:`loads_json` and
-    :func:`read_json` turn into messages (the line and column of a syntax error)."""
+    """What is wrong with a JSON text, in words, for one of :data:`JSON_ERRORS` (the line and
+    column of a syntax error)."""
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     if isinstance(exc, RecursionError):
@@ -291,20 +291,18 @@ JSON_ERRORS = (OSError, EOFError, zlib.error, json.JSONDecodeError, UnicodeDecod
                RecursionError)
 
 
-def read_json(path: Path, error: type[ValueError] = ValueError) -> Any:
+def read_json(path: Path) -> Any:
     """The JSON value in ``path`` (gzip when it ends in ``.gz``); a file that cannot be read or
-    parsed is ``error`` naming the file, the problem (with line and column) and the fix."""
+    parsed is a ``ValueError`` naming the file, the problem (with line and column) and the fix."""
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as f:
             return json.load(f)
     except JSON_ERRORS as exc:
-        raise error(f"cannot read JSON from {path}: {json_problem(exc)} (fix the file, or "
+        raise ValueError(f"cannot read JSON from {path}: {json_problem(exc)} (fix the file, or "
                     "download it again if it is a benchmark's)") from None
 
-
-_read_json = read_json
 
 
 _JSON_KIND = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
@@ -442,7 +440,7 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
     """
     _check_units(units, UNIT_KINDS, "LoCoMo")
     path = Path(path)
-    raw = _read_json(path)
+    raw = read_json(path)
     if not isinstance(raw, list) or not raw:
         raise DatasetFormatError(
             f"{path}: is not LoCoMo: the top level is {_kind(raw) if raw != [] else 'an empty list'}"
@@ -614,7 +612,7 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
     """
     _check_units(units, ("turns", "sessions"), "LongMemEval")
     path = Path(path)
-    raw = _read_json(path)
+    raw = read_json(path)
     if isinstance(raw, dict):
         raise DatasetFormatError(
             f"{path}: is not LongMemEval: the top level is an object, expected a list of records "
@@ -768,7 +766,7 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
     for chat_dir in chats:
         group = chat_dir.relative_to(base).as_posix() if chat_dir != base else chat_dir.name
         chat_file = chat_dir / "chat.json"
-        raw = _read_json(chat_file)
+        raw = read_json(chat_file)
         if not isinstance(raw, list) or (raw and not (isinstance(raw[0], dict)
                                                       and "turns" in raw[0])):
             raise DatasetFormatError(f"{chat_file}: unsupported BEAM chat format (expected a "
@@ -822,7 +820,7 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
             notes.append(f"BEAM: {group} has no probing_questions.json; its chat is stored but "
                          "asked nothing")
             continue
-        probing = _read_json(qfile)
+        probing = read_json(qfile)
         _need_type(probing, dict, str(qfile), "an object of question type: [questions]")
         for cat, items in probing.items():
             _need_type(items, list, f"{qfile}: {cat!r}", "a list of questions")
