@@ -413,3 +413,18 @@ def test_eval_backend_reads_the_adapter_pool(kind, embed, tmp_path, request):
         assert np.all(np.diff(pool.native_scores) <= 1e-6)
     finally:
         backend.close()
+
+
+def test_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "langgraph_quickstart.py"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MEMPURSUIT_PLUGINS": ""}
+    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    native, ours = res.stdout.split("MemPursuitStore's 3")
+    assert "shift" not in native and "shift" in ours  # the complement, instead of a paraphrase
+    assert sum(f"job-{i}" in ours for i in (1, 2, 3)) == 1

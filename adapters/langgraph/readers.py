@@ -7,7 +7,7 @@ in its own place, so one small reader per store class fetches them, in one query
 * ``SqliteStore`` / ``AsyncSqliteStore``: the ``store_vectors`` table (sqlite-vec float32 blobs),
   by prefix (the dot-joined namespace), key and field.
 * ``PostgresStore`` / ``AsyncPostgresStore``: pgvector's ``store_vectors`` table, the same
-  columns (``embedding::real[]``, so ``vector`` and ``halfvec`` both read).
+  columns (pgvector's binary send format, ``vector`` or ``halfvec``).
 
 A reader returns every stored field vector of each item (an item indexed on several fields has
 several); the adapter keeps, per item, the field vector closest to the query, the one the
@@ -167,13 +167,32 @@ async def _aread_sqlite(store: Any, keys: Sequence[Key]) -> dict[Key, list[Any]]
 
 # ----------------------------------------------------------------------------- PostgreSQL
 
-_PG_SQL = ("SELECT sv.prefix, sv.key, sv.embedding::real[] AS embedding FROM store_vectors sv "
+_PG_SQL = ("SELECT sv.prefix, sv.key, {send}(sv.embedding) AS embedding FROM store_vectors sv "
            "JOIN unnest(%s::text[], %s::text[]) AS k(prefix, key) "
            "ON sv.prefix = k.prefix AND sv.key = k.key")
 
 
-def _pg_params(keys: Sequence[Key]) -> tuple[list[str], list[str]]:
-    return [_prefix(ns) for ns, _ in keys], [key for _, key in keys]
+def _pg_query(store: Any, keys: Sequence[Key]) -> tuple[str, tuple, Callable[[Any], Any]]:
+    """The SQL, its parameters and the decoder for the store's vector type.
+
+    pgvector's binary send format is ``int16 dim, int16 unused, dim big-endian floats``
+    (float4 for ``vector``, float2 for ``halfvec``): about 5x faster to read than ``::real[]``.
+    """
+    kind = ((getattr(store, "index_config", None) or {}).get("ann_index_config") or {}).get(
+        "vector_type", "vector")
+    if kind not in ("vector", "halfvec"):
+        raise VectorAccessError(f"pgvector {kind!r} vectors are not read (vector, halfvec are)")
+    width, dtype = (4, ">f4") if kind == "vector" else (2, ">f2")
+
+    def decode(buf: Any) -> np.ndarray:
+        raw = bytes(buf)
+        dim = int.from_bytes(raw[:2], "big")
+        if len(raw) != 4 + width * dim:
+            raise VectorAccessError(f"unexpected pgvector {kind} value of {len(raw)} bytes")
+        return np.frombuffer(raw, dtype=dtype, count=dim, offset=4).astype(np.float32)
+
+    params = ([_prefix(ns) for ns, _ in keys], [key for _, key in keys])
+    return _PG_SQL.format(send=f"{kind}_send"), params, decode
 
 
 def _pg_rows(rows: list[Any]) -> list[tuple[str, str, Any]]:
@@ -181,17 +200,19 @@ def _pg_rows(rows: list[Any]) -> list[tuple[str, str, Any]]:
 
 
 def _read_postgres(store: Any, keys: Sequence[Key]) -> dict[Key, list[Any]]:
+    sql, params, decode = _pg_query(store, keys)
     with store._cursor(pipeline=True) as cur:  # the store's lock, as its own batch takes
-        cur.execute(_PG_SQL, _pg_params(keys))
+        cur.execute(sql, params, binary=True)
         rows = _pg_rows(cur.fetchall())
-    return _collect(keys, rows, lambda v: np.asarray(v, dtype=np.float32))
+    return _collect(keys, rows, decode)
 
 
 async def _aread_postgres(store: Any, keys: Sequence[Key]) -> dict[Key, list[Any]]:
+    sql, params, decode = _pg_query(store, keys)
     async with store._cursor(pipeline=True) as cur:
-        await cur.execute(_PG_SQL, _pg_params(keys))
+        await cur.execute(sql, params, binary=True)
         rows = _pg_rows(await cur.fetchall())
-    return _collect(keys, rows, lambda v: np.asarray(v, dtype=np.float32))
+    return _collect(keys, rows, decode)
 
 
 register_vector_reader("langgraph.store.memory.InMemoryStore", _read_memory)

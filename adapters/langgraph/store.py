@@ -433,21 +433,33 @@ class MemPursuitStore(BaseStore):
         d = qvec.shape[0]
         kept, rows, unscored = [], [], []
         for item in native:
-            fields = stored.get((item.namespace, item.key)) or []
-            vecs = [np.asarray(v, dtype=np.float32).reshape(-1) for v in fields]
-            vecs = [v for v in vecs if v.shape[0] == d and np.isfinite(v).all()]
-            if not vecs:
+            fields = stored.get((item.namespace, item.key))
+            if not fields:
                 unscored.append(item)
                 continue
             kept.append(item)
+            if len(fields) == 1:
+                rows.append(fields[0])
+                continue
             # several indexed fields: the one the store's max-pooled score came from
-            rows.append(max(vecs, key=lambda v: float(v @ qvec) / (np.linalg.norm(v) or 1.0)))
-        scored_missing = [i for i in unscored if i.score is not None]
-        if scored_missing and not kept:  # the store scored them, so it has vectors: a bad read
-            raise VectorAccessError(f"none of the {len(native)} pool items has a readable "
-                                    f"{d}-d stored vector ({scored_missing[0].key!r}, ...)")
+            vecs = np.asarray(fields, dtype=np.float32)
+            if vecs.ndim != 2 or vecs.shape[1] != d:
+                raise VectorAccessError(f"item {item.key!r} has stored vectors of shape "
+                                        f"{vecs.shape}; the query's dimension is {d}")
+            cos = (vecs @ qvec) / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
+            rows.append(vecs[int(np.argmax(cos))])
+        try:
+            vectors = (np.asarray(rows, dtype=np.float32) if rows
+                       else np.zeros((0, d), dtype=np.float32))
+        except ValueError:  # ragged
+            raise VectorAccessError("the pool's stored vectors differ in dimension") from None
+        if vectors.shape != (len(kept), d):
+            raise VectorAccessError(f"stored vectors of shape {vectors.shape[1:]} for a "
+                                    f"{d}-d query")
+        if not np.isfinite(vectors).all():
+            bad = kept[int(np.argmin(np.isfinite(vectors).all(axis=1)))]
+            raise VectorAccessError(f"the stored vector of {bad.key!r} has NaN or infinite values")
         scores = np.array([np.nan if i.score is None else i.score for i in kept], dtype=np.float64)
-        vectors = np.stack(rows) if rows else np.zeros((0, d), dtype=np.float32)
         candidates = CandidatePool(
             kept, qvec, vectors,
             native_scores=None if np.isnan(scores).any() else scores,
