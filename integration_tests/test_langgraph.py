@@ -191,7 +191,10 @@ def test_namespace_filter_offset_limit(store):
         assert {i.namespace for i in both} <= {NS, OTHER}
     mine = wrapped.search(OTHER, query=QUERIES[0], limit=10)
     assert len(mine) == len(PRIYA) and all("someone else" in i.value["text"] for i in mine)
-    assert MemPursuitStore(store, k=2).search(NS, query=QUERIES[0], limit=5).__len__() == 2
+    assert len(MemPursuitStore(store, k=2).search(NS, query=QUERIES[0], limit=5)) == 2
+    assert keys(MemPursuitStore(store, k=2, policy="native").search(NS, query=QUERIES[0],
+                                                                    limit=5)) == \
+        keys(store.search(NS, query=QUERIES[0], limit=2))
 
 
 def test_puts_gets_deletes_pass_through(store, embed):

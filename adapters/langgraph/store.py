@@ -35,6 +35,7 @@ Private LangGraph details relied on (langgraph 1.x, checkpoint-sqlite 3.x, -post
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -176,7 +177,7 @@ class MemPursuitStore(BaseStore):
     pool : int, default 200
         ``P``: how many candidates to ask the store for (raised to ``offset + K``).
     policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
-        ``"native"`` passes every search through unchanged.
+        ``"native"`` passes every search through unchanged (with ``k``: ``limit=min(k, limit)``).
     policy_options : dict, optional
         Selector options; other keyword arguments are taken as selector options too.
     strict : bool, default False
@@ -235,6 +236,8 @@ class MemPursuitStore(BaseStore):
 
     def __getattr__(self, name: str) -> Any:
         # setup(), start_ttl_sweeper(), conn, index_config, ...: the wrapped store's
+        if name in MemPursuitStore.__slots__:  # not set yet (a half-built or copied wrapper)
+            raise AttributeError(name)
         return getattr(self.store, name)
 
     def _reorders(self, op: Op) -> bool:
@@ -242,32 +245,37 @@ class MemPursuitStore(BaseStore):
                 and not (isinstance(self.options.policy, str) and self.options.policy == "native")
                 and getattr(self.store, "embeddings", None) is not None)
 
+    def _budgeted(self, ops: Iterable[Op]) -> list[Op]:
+        """The ops, with ``k`` applied to query searches (``min(k, limit)``)."""
+        if self.options.k is None:
+            return list(ops)
+        return [op._replace(limit=self.options.budget(op.limit))
+                if isinstance(op, SearchOp) and op.query else op for op in ops]
+
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
+        ops = self._budgeted(ops)
         ours = [i for i, op in enumerate(ops) if self._reorders(op)]
         if not ours:
             return self.store.batch(ops)
         results: list[Result] = [None] * len(ops)
         for i in ours:  # reads first, as the stores answer reads before a batch's writes
             results[i] = self._search(ops[i])
-        rest = [i for i in range(len(ops)) if i not in set(ours)]
+        rest = [i for i in range(len(ops)) if i not in ours]
         if rest:
             for i, r in zip(rest, self.store.batch([ops[i] for i in rest])):
                 results[i] = r
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
+        ops = self._budgeted(ops)
         ours = [i for i, op in enumerate(ops) if self._reorders(op)]
         if not ours:
             return await self.store.abatch(ops)
-        import asyncio
-
         results: list[Result] = [None] * len(ops)
         found = await asyncio.gather(*(self._asearch(ops[i]) for i in ours))
         for i, r in zip(ours, found):
             results[i] = r
-        rest = [i for i in range(len(ops)) if i not in set(ours)]
+        rest = [i for i in range(len(ops)) if i not in ours]
         if rest:
             for i, r in zip(rest, await self.store.abatch([ops[i] for i in rest])):
                 results[i] = r

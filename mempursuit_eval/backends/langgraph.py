@@ -2,8 +2,9 @@
 
 ``--backend-opt store=memory|sqlite|postgres`` (default ``sqlite``) picks LangGraph's
 ``InMemoryStore``, ``SqliteStore`` (sqlite-vec, a file in the work directory) or
-``PostgresStore`` (pgvector; ``--backend-opt conninfo=postgresql://...``, else a PostgreSQL
-started from the ``pgserver`` wheel in the work directory and stopped on close).
+``PostgresStore`` (pgvector, exact search unless ``--backend-opt ann=hnsw``;
+``--backend-opt conninfo=postgresql://...``, else a PostgreSQL started from the ``pgserver``
+wheel in the work directory and stopped on close).
 
 * ``build``: one namespace per group, ``("mempursuit", "g<n>")``; one item per unit, key the
   unit id, value ``{"text", "session", "speaker", "timestamp"}`` as an application would store
@@ -69,6 +70,9 @@ class LangGraphBackend:
         ``"memory"``, ``"sqlite"`` (default) or ``"postgres"``.
     conninfo : str, optional
         A PostgreSQL connection string for ``store=postgres`` (else a pgserver one).
+    ann : str
+        The pgvector index for ``store=postgres``: ``"flat"`` (default: exact search, whole
+        pools), or LangGraph's default ``"hnsw"`` (pools cut at ``hnsw.ef_search`` = 40).
     batch_size : int
         Units per ``store.batch`` of puts.
     native : str, optional
@@ -76,7 +80,7 @@ class LangGraphBackend:
     """
 
     def __init__(self, *, store: str = "sqlite", conninfo: str | None = None,
-                 batch_size: int = 256, native: str | None = None):
+                 ann: str = "flat", batch_size: int = 256, native: str | None = None):
         if store not in STORES:
             raise ValueError(f"the langgraph backend's store is one of {', '.join(STORES)}; "
                              f"got store={store!r}")
@@ -85,6 +89,9 @@ class LangGraphBackend:
                              f"got native={native!r}")
         self.kind = store
         self.conninfo = conninfo
+        if ann not in ("flat", "hnsw", "ivfflat"):
+            raise ValueError(f"ann must be flat, hnsw or ivfflat (the pgvector index); got {ann!r}")
+        self.ann = ann
         self.batch_size = int(batch_size)
         self.name = f"langgraph-{store}"
         self._store: Any = None
@@ -116,7 +123,9 @@ class LangGraphBackend:
             conn = Connection.connect(conninfo, autocommit=True, prepare_threshold=0,
                                       row_factory=dict_row)
             self._closers.insert(0, conn.close)
-            store = PostgresStore(conn, index=index)
+            # exact search: with LangGraph's default HNSW index pgvector returns at most
+            # hnsw.ef_search (40) rows, so a P=200 pool would hold about 40 (ann=hnsw for that)
+            store = PostgresStore(conn, index={**index, "ann_index_config": {"kind": self.ann}})
         store.setup()
         return store
 
