@@ -41,8 +41,8 @@ def _sqlite_module() -> Any:
     try:
         from pysqlite3 import dbapi2
     except ImportError:
-        raise RuntimeError("this Python's sqlite3 cannot load extensions (sqlite-vec): "
-                           "pip install pysqlite3-binary, or use --backend-opt store=memory") from None
+        raise RuntimeError("this Python's sqlite3 cannot load extensions (sqlite-vec): pip "
+                           "install pysqlite3-binary, or use --backend-opt store=memory") from None
     return dbapi2
 
 
@@ -110,8 +110,8 @@ class LangGraphBackend:
         if self.kind == "sqlite":
             from langgraph.store.sqlite import SqliteStore
 
-            conn = _sqlite_module().connect(str(workdir / "langgraph.sqlite"), check_same_thread=False,
-                                   isolation_level=None)
+            conn = _sqlite_module().connect(str(workdir / "langgraph.sqlite"),
+                                            check_same_thread=False, isolation_level=None)
             self._closers.append(conn.close)
             store = SqliteStore(conn, index=index)
         else:
