@@ -15,8 +15,15 @@ def _constructors():
     from mempursuit_memorybank.store import MemoryBankStore
     from mempursuit_simplemem.adapter import MemPursuitRetriever
 
-    return {"lightmem": MemPursuitLightMemory.__init__, "simplemem": MemPursuitRetriever.__init__,
-            "memorybank": MemoryBankStore.__init__}
+    found = {"lightmem": MemPursuitLightMemory.__init__, "simplemem": MemPursuitRetriever.__init__,
+             "memorybank": MemoryBankStore.__init__}
+    try:
+        from mempursuit_langgraph.store import MemPursuitStore
+    except ImportError:  # LangGraph not installed
+        pass
+    else:
+        found["langgraph"] = MemPursuitStore.__init__
+    return found
 
 
 def test_the_same_option_names_everywhere():

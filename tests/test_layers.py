@@ -24,9 +24,12 @@ PACKAGES = {  # import name -> folder
     "mempursuit_lightmem": ROOT / "adapters" / "lightmem",
     "mempursuit_simplemem": ROOT / "adapters" / "simplemem",
     "mempursuit_memorybank": ROOT / "adapters" / "memorybank",
+    "mempursuit_langgraph": ROOT / "adapters" / "langgraph",
 }
-ADAPTERS = ("mempursuit_mem0", "mempursuit_lightmem", "mempursuit_simplemem", "mempursuit_memorybank")
-FRAMEWORKS = ("mem0", "lightmem", "simplemem", "faiss", "lancedb", "qdrant_client")
+ADAPTERS = ("mempursuit_mem0", "mempursuit_lightmem", "mempursuit_simplemem", "mempursuit_memorybank",
+            "mempursuit_langgraph")
+FRAMEWORKS = ("mem0", "lightmem", "simplemem", "faiss", "lancedb", "qdrant_client", "langgraph",
+              "langchain_core")
 
 
 def _modules() -> dict[str, Path]:
