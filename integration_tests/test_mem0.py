@@ -580,18 +580,10 @@ def test_dense_only_mem0_has_no_lexical_signal(native_qdrant, conversation):
 
 @pytest.fixture(scope="module")
 def pg_server(workdir):
-    pgserver = pytest.importorskip(
-        "pgserver", reason="needs pgserver (PostgreSQL + pgvector in a wheel): .ci/requirements-mem0.txt")
-    pytest.importorskip("psycopg", reason="needs psycopg: .ci/requirements-mem0.txt")
-    import warnings
+    from pg_fixture import postgres_server
 
-    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
-        warnings.simplefilter("ignore")
-        server = pgserver.get_server(str(workdir / "pg"), cleanup_mode="stop")
-    yield server
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        server.cleanup()
+    with postgres_server(workdir / "pg") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

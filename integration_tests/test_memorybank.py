@@ -451,18 +451,39 @@ def _random(folder, keep_checksum=True):
         _edit_manifest(folder, lambda m: m, keep_checksum=False)
 
 
+def _foreign_index(folder):
+    """Another index of the same shape (rows in reverse order) beside a checksum-less manifest:
+    it loads without error, so only the checksum can tell."""
+    index = faiss.read_index(str(folder / "index.faiss"))
+    other = faiss.IndexFlatL2(index.d)
+    other.add(np.ascontiguousarray(index.reconstruct_n(0, index.ntotal)[::-1]))
+    faiss.write_index(other, str(folder / "index.faiss"))
+    _edit_manifest(folder, lambda m: m, keep_checksum=False)
+
+
+def _file_to_folder(path):
+    path.unlink()
+    (path / "inside").mkdir(parents=True)
+
+
 DAMAGE = {
     # name: (damage(folder), words the warning names)
     "truncated index": (_truncate, "SHA-256 differs"),
     "truncated index, old manifest without checksum": (
-        lambda f: _truncate(f, keep_checksum=False), "index.faiss is unreadable"),
+        lambda f: _truncate(f, keep_checksum=False), "manifest.json has no 'index_sha256'"),
     "random-bytes index": (_random, "SHA-256 differs"),
     "random-bytes index, old manifest without checksum": (
-        lambda f: _random(f, keep_checksum=False), "index.faiss is unreadable"),
+        lambda f: _random(f, keep_checksum=False), "manifest.json has no 'index_sha256'"),
     "empty index": (lambda f: (f / "index.faiss").write_bytes(b""), "SHA-256 differs"),
     "empty index, old manifest without checksum": (
         lambda f: ((f / "index.faiss").write_bytes(b""), _edit_manifest(f, lambda m: m, keep_checksum=False)),
-        "index.faiss is unreadable"),
+        "manifest.json has no 'index_sha256'"),
+    "foreign index of the same shape, manifest without checksum": (
+        _foreign_index, "manifest.json has no 'index_sha256'"),
+    "manifest.json is a folder": (lambda f: _file_to_folder(f / "manifest.json"),
+                                  "manifest.json is a folder, not a file"),
+    "index.faiss is a folder": (lambda f: _file_to_folder(f / "index.faiss"),
+                                "index.faiss is a folder, not a file"),
     "index missing": (lambda f: (f / "index.faiss").unlink(), "only manifest.json is there"),
     "manifest not JSON": (lambda f: (f / "manifest.json").write_text("{", encoding="utf-8"),
                           "manifest.json is unreadable"),
@@ -503,6 +524,29 @@ def test_damaged_index_folder_is_rebuilt_with_one_warning(tmp_path, caplog, case
         assert store.read(q, 3) == fresh.read(q, 3)
         assert store.read(q, 3, policy="mempursuit") == fresh.read(q, 3, policy="mempursuit")
     assert MemoryBankStore.open(path, "Emily", embedder=HashEmbedder()).status == "loaded"  # repaired
+
+
+def test_index_folder_path_that_is_a_file_is_built_in_memory_and_left_alone(tmp_path, caplog):
+    path = tmp_path / "memory.json"
+    shutil.copy(EN_FILE, path)
+    blocker = tmp_path / "index-here"
+    blocker.write_text("not an index folder")
+    with caplog.at_level("WARNING", logger="mempursuit_memorybank.store"):
+        store = MemoryBankStore.open(path, "Emily", embedder=HashEmbedder(), index_dir=blocker)
+    (record,) = caplog.records
+    assert str(blocker) in record.getMessage() and "path is a file" in record.getMessage()
+    assert store.status.startswith("rebuilt: ") and blocker.read_text() == "not an index folder"
+    fresh = MemoryBankStore.open(path, "Emily", embedder=HashEmbedder(), persist=False)
+    assert store.read("q1", 3) == fresh.read("q1", 3) and len(store) == len(fresh)
+
+
+def test_a_name_that_is_not_a_string_is_refused(tmp_path):
+    data = load(EN_FILE)
+    data["Emily"]["name"] = 5
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(MemoryBankFormatError, match=r"memory.json.*Emily.*'name' must be a string, got int"):
+        MemoryBankStore.open(path, "Emily", embedder=HashEmbedder(), persist=False)
 
 
 def test_index_of_another_dimension_under_the_same_embedder_name_is_rebuilt(tmp_path, caplog):

@@ -29,9 +29,18 @@ def test_readme_mem0_snippet_runs_as_written(tmp_path):
     res = subprocess.run([sys.executable, "-c", _snippet()], capture_output=True, text=True,
                          cwd=tmp_path, env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    lines = [line for line in res.stdout.splitlines() if line.strip()]
-    assert len(lines) == 3  # k=3 from the reranker block
-    ranks = [int(line.split()[0]) for line in lines]
-    assert sorted(ranks) == sorted(set(ranks)) and all(1 <= r <= 4 for r in ranks)
-    texts = " ".join(lines)
-    assert "cat" in texts and "Lisbon" in texts  # both halves of the question are answered
+    assert "Traceback" not in res.stderr and "Exception ignored" not in res.stderr, \
+        res.stderr[-3000:]  # e.g. qdrant-client's __del__ at exit: the snippet closes its store
+    header, *rows = [line for line in res.stdout.splitlines() if line.strip()]
+    assert header.split("|")[0].strip() == "Mem0 top 3" and len(rows) == 3  # k=3
+    native = [row.split("|")[0].strip() for row in rows]
+    ours = [row.split("|")[1].strip() for row in rows]
+    assert len(set(native)) == len(set(ours)) == 3
+    # Mem0 spends a slot on the second copy of one fact and misses the manager ...
+    assert {"Alice lives in Lisbon.", "Alice's home is in Lisbon."} <= set(native)
+    assert not any("manager" in m for m in native)
+    # ... the default policy keeps one copy and the fact the question also asks for
+    assert sum("Lisbon" in m for m in ours) == 1
+    assert any("manager" in m for m in ours) and any("cat" in m for m in ours)
+    shown = README.read_text().split("<!-- end of mem0 snippet -->", 1)[1]
+    assert res.stdout.strip() in shown, "the README shows the snippet's output as it prints it"

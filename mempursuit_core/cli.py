@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
@@ -21,10 +22,16 @@ def _cmd_adapters(args) -> int:
     if not adapters:
         print("no adapters registered")
         return 0
+    import textwrap
+
     width = max(len(n) for n in adapters)
+    indent = " " * (width + 2)
     for name, spec in sorted(adapters.items()):
-        state = "installed" if spec.framework_installed() else f"not installed ({spec.hint})"
-        print(f"{name:<{width}}  {spec.framework}: {state}" + (f"  - {spec.summary}" if spec.summary else ""))
+        installed = spec.framework_installed()
+        print(f"{name:<{width}}  {spec.framework}: {'installed' if installed else 'not installed'}")
+        for text in ([spec.summary] if spec.summary else []) + ([] if installed else
+                                                                [f"install: {spec.hint}"]):
+            print(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent + "  "))
     return 0
 
 
@@ -103,10 +110,18 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line naming the problem and pointing at
+    ``--help`` (exit status 2), instead of the usage block followed by the error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .builtins import DEFAULT_POLICY
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="mempursuit",
         description="Residual-pursuit read policies for agent-memory frameworks.",
     )
@@ -147,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; a known kind of bad input (an unknown name, a framework not installed, a
+    ``ValueError`` from a command's checks) is one line on stderr and exit status 2, Ctrl-C one
+    line and 130."""
     from .plugins import AdapterNotInstalledError, UnknownNameError
 
     args = build_parser().parse_args(argv)
@@ -155,6 +173,14 @@ def main(argv: list[str] | None = None) -> int:
     except (UnknownNameError, AdapterNotInstalledError) as exc:
         print(f"mempursuit {args.command}: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"mempursuit {args.command}: interrupted (what was cached so far is kept; run the "
+              "same command again to resume from it)", file=sys.stderr)
+        if argv is None:  # the command line: exit now, not after requests still in flight
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+        return 130
 
 
 if __name__ == "__main__":

@@ -272,7 +272,13 @@ class SentenceTransformerEmbedder:
         if threads is not None:
             torch = _import("torch", "pip install torch")
             torch.set_num_threads(int(threads))
-        self._model = st.SentenceTransformer(str(model), device=device)
+        try:
+            self._model = st.SentenceTransformer(str(model), device=device)
+        except (OSError, ValueError) as exc:  # no such folder / name, offline, a broken folder
+            why = " ".join(str(exc).split())
+            raise ValueError(f"st:{model}: cannot load this sentence-transformers model "
+                             f"({why[:200]}); give a model folder that exists or a model name "
+                             "available offline") from None
         if max_length is not None:
             self._model.max_seq_length = int(max_length)
         self.model = str(model)

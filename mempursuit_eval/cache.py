@@ -208,7 +208,7 @@ class CachedEmbedder:
         New vectors are persisted every ``chunk`` texts, so an interrupted run keeps its work.
     """
 
-    def __init__(self, inner, cache_dir: str | os.PathLike | None = None, *, chunk: int = 8192):
+    def __init__(self, inner, cache_dir: str | os.PathLike | None = None, *, chunk: int = 2048):
         self.inner = inner
         self.name = inner.name
         self.fingerprint = getattr(inner, "fingerprint", None) or inner.name

@@ -38,6 +38,25 @@ def _kv(text: str) -> tuple[str, object]:
     return key.strip(), value
 
 
+def _number(kind, low: float, *, strict: bool = False, hint: str = ""):
+    """An argparse type: a ``kind`` (int / float) ``>= low`` (``> low`` when ``strict``); the
+    error says what is expected and, with ``hint``, what the value means."""
+    bound = f"> {low}" if strict else f">= {low}"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or value != value or (value <= low if strict else value < low):
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'} {bound}, got {text!r}"
+                + (f" ({hint})" if hint else ""))
+        return value
+    parse.__name__ = kind.__name__  # argparse names the type in its own messages
+    return parse
+
+
 def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``eval`` command to an ``argparse`` subparsers object."""
     p = subparsers.add_parser(
@@ -114,10 +133,13 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable with the API key (default OPENAI_API_KEY)")
     g.add_argument("--qa-k", type=int, nargs="+", metavar="K", help="K values to answer at (default: all)")
-    g.add_argument("--qa-concurrency", type=int, default=8, metavar="N")
-    g.add_argument("--qa-retries", type=int, default=5, metavar="N")
-    g.add_argument("--qa-timeout", type=float, default=120.0, metavar="S")
-    g.add_argument("--qa-max-tokens", type=int, metavar="N")
+    g.add_argument("--qa-concurrency", type=_number(int, 1, hint="requests in flight at once"),
+                   default=8, metavar="N", help="requests in flight at once (default 8)")
+    g.add_argument("--qa-retries", type=_number(int, 0, hint="0 = one attempt, no retry"),
+                   default=5, metavar="N", help="retries per request (default 5; 0 = none)")
+    g.add_argument("--qa-timeout", type=_number(float, 0, strict=True, hint="seconds per request"),
+                   default=120.0, metavar="S", help="seconds per request (default 120)")
+    g.add_argument("--qa-max-tokens", type=_number(int, 1), metavar="N")
     add_extra_arguments(p)
     p.set_defaults(func=run_eval)
     return p
@@ -132,7 +154,8 @@ def _config_from_args(args):
         if not dot or not opt:
             raise ValueError(f"--policy-opt needs POLICY.KEY=VALUE, got {key!r}")
         policy_options.setdefault(policy, {})[opt] = value
-    out = args.out or time.strftime(f"runs/eval-{args.dataset}-{args.framework}-%Y%m%d-%H%M%S")
+    out = (args.out if args.out is not None
+           else time.strftime(f"runs/eval-{args.dataset}-{args.framework}-%Y%m%d-%H%M%S"))
     return EvalConfig(
         dataset=args.dataset, data=args.data, framework=args.framework, units=args.units,
         k=tuple(args.k), policies=tuple(args.policies), pool=args.pool, out=out,
@@ -151,6 +174,10 @@ def _config_from_args(args):
     )
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def run_eval(args) -> int:
     """Run ``mempursuit eval`` from parsed arguments; returns the exit status."""
     from mempursuit_core.embed import EmbedderNotInstalledError
@@ -163,7 +190,8 @@ def run_eval(args) -> int:
         cfg = _config_from_args(args)
         summary = _run(cfg)
     except (ValueError, DatasetNotFoundError, EmbedderNotInstalledError, QAError) as exc:
-        print(f"mempursuit eval: {exc}", file=sys.stderr)
+        # every known kind of bad input: one line naming the problem and the fix
+        print(f"mempursuit eval: {_one_line(exc)}", file=sys.stderr)
         return 2
     if args.json:
         from .report import _clean

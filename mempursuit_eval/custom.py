@@ -29,13 +29,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .base import MemoryUnit
-from .datasets import Dataset, DatasetNotFoundError, Question
+from .datasets import JSON_ERRORS, Dataset, DatasetNotFoundError, Question, json_problem
 
 __all__ = ["CustomDataError", "CustomDataset", "load_custom", "attach_units", "write_custom",
            "dataset_to_records", "DEFAULT_GROUP", "FORMAT"]
@@ -174,6 +175,7 @@ def _read_records(path: Path) -> tuple[dict, list[tuple[Any, int | None]] | None
         memories: list = []
         questions: list = []
         saw_memories = False
+        meta_line: int | None = None
         try:
             with _open_text(path) as f:
                 for lineno, line in enumerate(f, 1):
@@ -181,8 +183,10 @@ def _read_records(path: Path) -> tuple[dict, list[tuple[Any, int | None]] | None
                         continue
                     try:
                         rec = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise CustomDataError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None
+                    except (json.JSONDecodeError, RecursionError) as exc:
+                        raise CustomDataError(f"{path}: line {lineno}: "
+                                              f"{json_problem(exc).replace('line 1 column', 'column')}"
+                                              " (one JSON object per line)") from None
                     if not isinstance(rec, dict) or len(rec) != 1 or \
                             next(iter(rec)) not in ("memory", "question", "meta"):
                         raise CustomDataError(
@@ -197,17 +201,20 @@ def _read_records(path: Path) -> tuple[dict, list[tuple[Any, int | None]] | None
                     else:
                         if not isinstance(body, dict):
                             raise CustomDataError(f"{path}: line {lineno}: 'meta' must be an object")
+                        if meta_line is not None:
+                            raise CustomDataError(
+                                f"{path}: line {lineno}: a second 'meta' record (the first is on "
+                                f"line {meta_line}); merge them into one")
+                        meta_line = lineno
                         meta.update(body)
-        except (OSError, UnicodeDecodeError, EOFError) as exc:
-            raise CustomDataError(f"{path}: cannot read: {exc}") from None
+        except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
+            raise CustomDataError(f"{path}: cannot read: {json_problem(exc)}") from None
         return meta, (memories if saw_memories else None), questions
     try:
         with _open_text(path) as f:
             raw = json.load(f)
-    except json.JSONDecodeError as exc:
-        raise CustomDataError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise CustomDataError(f"{path}: cannot read: {exc}") from None
+    except JSON_ERRORS as exc:
+        raise CustomDataError(f"{path}: {json_problem(exc)} (fix the file)") from None
     if not isinstance(raw, dict):
         raise CustomDataError(f"{path}: expected one JSON object with 'memories' and 'questions', "
                               f"got {type(raw).__name__}")

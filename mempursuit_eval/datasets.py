@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -271,13 +272,37 @@ def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
     )
 
 
-def _read_json(path: Path) -> Any:
+def json_problem(exc: BaseException) -> str:
+    """What is wrong with a JSON text, in words, for one of :data:`JSON_ERRORS` (the line and
+    column of a syntax error)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read (lists / objects inside each other thousands of levels)"
+    if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)):
+        return f"the gzip file is truncated or damaged ({exc})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return str(exc)
+
+
+#: What reading a (possibly gzipped) JSON file can raise for a bad file.
+JSON_ERRORS = (OSError, EOFError, zlib.error, json.JSONDecodeError, UnicodeDecodeError,
+               RecursionError)
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value in ``path`` (gzip when it ends in ``.gz``); a file that cannot be read or
+    parsed is a ``ValueError`` naming the file, the problem (with line and column) and the fix."""
+    path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as f:
             return json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read JSON from {path}: {exc}") from exc
+    except JSON_ERRORS as exc:
+        raise ValueError(f"cannot read JSON from {path}: {json_problem(exc)} (fix the file, or "
+                    "download it again if it is a benchmark's)") from None
+
 
 
 _JSON_KIND = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
@@ -378,7 +403,8 @@ def _locomo_turn(turn: Any, where: str) -> dict:
     """A checked LoCoMo turn: an object whose ``speaker`` / ``text`` / ``blip_caption`` are
     strings when present."""
     _need_type(turn, dict, where, "an object with 'speaker' and 'text'")
-    for key in ("speaker", "text", "blip_caption", "dia_id"):
+    _field(turn, "text", str, where, "a string: what was said")
+    for key in ("speaker", "blip_caption", "dia_id"):
         _field(turn, key, str, where, "a string", required=False)
     return turn
 
@@ -414,7 +440,7 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
     """
     _check_units(units, UNIT_KINDS, "LoCoMo")
     path = Path(path)
-    raw = _read_json(path)
+    raw = read_json(path)
     if not isinstance(raw, list) or not raw:
         raise DatasetFormatError(
             f"{path}: is not LoCoMo: the top level is {_kind(raw) if raw != [] else 'an empty list'}"
@@ -505,8 +531,8 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
                     session_id=f"{sid}/S{n}", source_ids=tuple(session_turns.get(n, ())),
                     timestamp=times.get(n)))
         last_time = max((t for t in times.values() if t), default=None)
-        for i, qa in enumerate(_field(sample, "qa", list, where, "a list of questions",
-                                      required=False, default=[])):
+        for i, qa in enumerate(_field(sample, "qa", list, where, "a list of questions; "
+                                      "'qa': [] for a conversation asked nothing")):
             qwhere = f"{where}: qa[{i}]"
             _need_type(qa, dict, qwhere, "an object with 'question', 'answer', 'evidence', "
                                          "'category'")
@@ -586,9 +612,12 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
     """
     _check_units(units, ("turns", "sessions"), "LongMemEval")
     path = Path(path)
-    raw = _read_json(path)
-    if isinstance(raw, dict):  # a single record or {id: record}
-        raw = [raw] if "question_id" in raw else list(raw.values())
+    raw = read_json(path)
+    if isinstance(raw, dict):
+        raise DatasetFormatError(
+            f"{path}: is not LongMemEval: the top level is an object, expected a list of records "
+            "with 'question_id', 'question' and 'haystack_sessions' (the official files are "
+            "lists; put a single record in [ ])")
     if (not isinstance(raw, list) or not raw or not isinstance(raw[0], dict)
             or "haystack_sessions" not in raw[0]):
         raise DatasetFormatError(
@@ -598,11 +627,16 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
     questions: list[Question] = []
     notes: list[str] = []
     missing_gold = 0
+    seen_qids: dict[str, int] = {}
     for r_index, rec in enumerate(raw):
         where = f"{path}: record {r_index}"
         _need_type(rec, dict, where, "an object with 'question_id', 'question' and "
                                      "'haystack_sessions'")
         qid = str(_field(rec, "question_id", (str, int), where, "a string"))
+        if qid in seen_qids:
+            raise _bad(where, f"question_id {qid!r} repeats record {seen_qids[qid]} (question ids "
+                              "must be unique; remove or rename one)")
+        seen_qids[qid] = r_index
         where = f"{where} (question_id {qid})"
         group = qid
         sids = [str(_need_type(s, (str, int), f"{where}: haystack_session_ids[{i}]", "a string"))
@@ -732,7 +766,7 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
     for chat_dir in chats:
         group = chat_dir.relative_to(base).as_posix() if chat_dir != base else chat_dir.name
         chat_file = chat_dir / "chat.json"
-        raw = _read_json(chat_file)
+        raw = read_json(chat_file)
         if not isinstance(raw, list) or (raw and not (isinstance(raw[0], dict)
                                                       and "turns" in raw[0])):
             raise DatasetFormatError(f"{chat_file}: unsupported BEAM chat format (expected a "
@@ -786,7 +820,7 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
             notes.append(f"BEAM: {group} has no probing_questions.json; its chat is stored but "
                          "asked nothing")
             continue
-        probing = _read_json(qfile)
+        probing = read_json(qfile)
         _need_type(probing, dict, str(qfile), "an object of question type: [questions]")
         for cat, items in probing.items():
             _need_type(items, list, f"{qfile}: {cat!r}", "a list of questions")
@@ -795,6 +829,9 @@ def load_beam(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
                 qwhere = f"{qfile}: {cat}[{i}]"
                 _need_type(item, dict, qwhere, "an object with 'question'")
                 qtext = _field(item, "question", str, qwhere, "a string")
+                _field(item, "source_chat_ids", (list, dict, int), qwhere,
+                       "a list of message ids (numbers), or an object of such lists",
+                       required=False)
                 ids = _flatten_ids(item.get("source_chat_ids"))
                 resolved = [x for x in ids if x in msg_session]
                 unresolved = [str(x) for x in ids if x not in msg_session]
@@ -885,7 +922,9 @@ def select_questions(ds: Dataset, categories: Sequence[str] | None = None,
         g = set(groups)
         unknown = g - set(ds.groups()) - {q.group for q in ds.questions}
         if unknown:
-            raise ValueError(f"unknown group(s) {sorted(unknown)}")
+            known = ds.groups()
+            raise ValueError(f"unknown group(s) {sorted(unknown)}; {ds.name} has "
+                             f"{', '.join(known[:10])}" + (" ..." if len(known) > 10 else ""))
         qs = [q for q in qs if q.group in g]
     if require_gold:
         qs = [q for q in qs if q.gold_sessions]

@@ -9,6 +9,13 @@ Per question and budget ``K`` (a selection = the memory units a policy keeps):
 * ``replaced``: share of the native top-``K`` that the selection does not keep.
 * ``size``: number of units kept (``< K`` when adaptive stopping ends early or the pool is
   small).
+* LongMemEval's names (its ``evaluate_retrieval``), at the session and the turn level:
+  ``recall_all@K`` is ``complete_coverage`` / ``turn_coverage``; ``recall_any@K``
+  (``session_recall_any`` / ``turn_recall_any``) is 1 when at least one gold item is kept;
+  ``ndcg_any@K`` (``session_ndcg_any`` / ``turn_ndcg_any``) is the binary-relevance NDCG of the
+  kept items in the order the policy ranks them (each session / turn counted at its first
+  unit) with LongMemEval's discount: ``DCG = rel_1 + sum_{i >= 2} rel_i / log2(i)``, divided
+  by the DCG of ``min(#gold, K)`` relevant items first.
 
 Paired statistics compare per-question values of a policy with the baseline on the same
 questions: mean difference, a seeded percentile bootstrap interval, and an exact two-sided
@@ -32,11 +39,20 @@ __all__ = [
     "paired_comparison",
     "BINARY_METRICS",
     "PERCENT_METRICS",
+    "LONGMEMEVAL_NAMES",
+    "ndcg_any",
 ]
 
 #: Metrics reported in percent (the others are plain means).
 PERCENT_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage",
-                   "replaced", "qa_accuracy")
+                   "replaced", "qa_accuracy", "session_recall_any", "session_ndcg_any",
+                   "turn_recall_any", "turn_ndcg_any")
+#: Our metric -> LongMemEval's name for it (its papers and leaderboards report these).
+LONGMEMEVAL_NAMES = {
+    "session_recall_any": "recall_any@k (session)", "complete_coverage": "recall_all@k (session)",
+    "session_ndcg_any": "ndcg_any@k (session)", "turn_recall_any": "recall_any@k (turn)",
+    "turn_coverage": "recall_all@k (turn)", "turn_ndcg_any": "ndcg_any@k (turn)",
+}
 #: 0/1 per question: paired with McNemar's exact test.
 BINARY_METRICS = ("complete_coverage", "turn_coverage", "qa_accuracy")
 
@@ -73,6 +89,9 @@ def selection_metrics(
     gs = set(gold_sessions)
     if not gs:
         raise ValueError("a question without gold sessions has no retrieval metrics")
+    selected_sessions = list(selected_sessions)
+    selected_turns = list(selected_turns)
+    k = len(selected_uids) if selected_uids else len(selected_sessions)
     hit_s = len(gs & set(selected_sessions))
     out = {
         "session_recall": hit_s / len(gs),
@@ -80,17 +99,36 @@ def selection_metrics(
         "turn_recall": None,
         "turn_coverage": None,
         "replaced": None,
-        "size": len(selected_uids) if selected_uids else len(selected_sessions),
+        "size": k,
+        "session_recall_any": float(hit_s > 0),
+        "session_ndcg_any": ndcg_any(selected_sessions, gs, k),
+        "turn_recall_any": None,
+        "turn_ndcg_any": None,
     }
     gt = set(gold_turns)
     if gt:
         hit_t = len(gt & set(selected_turns))
         out["turn_recall"] = hit_t / len(gt)
         out["turn_coverage"] = float(hit_t == len(gt))
+        out["turn_recall_any"] = float(hit_t > 0)
+        out["turn_ndcg_any"] = ndcg_any(selected_turns, gt, max(k, 1))
     if native_uids:
         nat = set(native_uids)
         out["replaced"] = len(nat - set(selected_uids)) / len(nat)
     return out
+
+
+def ndcg_any(ranked: Sequence[str], gold: set, k: int) -> float:
+    """Binary-relevance NDCG@k of ``ranked`` items (repeats count once, at their first rank),
+    with LongMemEval's ``ndcg_any`` discount: ``DCG = rel_1 + sum_{i=2..k} rel_i / log2(i)``,
+    over the DCG of ``min(len(gold), k)`` relevant items ranked first."""
+    def gain(i: int) -> float:  # rank i + 1
+        return 1.0 if i == 0 else 1.0 / math.log2(i + 1)
+
+    items = list(dict.fromkeys(ranked))[:k]
+    dcg = sum(gain(i) for i, x in enumerate(items) if x in gold)
+    ideal = sum(gain(i) for i in range(min(len(gold), k)))
+    return dcg / ideal if ideal > 0 else 0.0
 
 
 def binomial_two_sided(k: int, n: int) -> float:
@@ -167,6 +205,8 @@ def bootstrap_ci(diffs: Sequence[float], *, n_boot: int = 2000, level: float = 0
         return (math.nan, math.nan)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    if int(n_boot) < 1:
+        raise ValueError(f"n_boot (--bootstrap) must be >= 1, got {n_boot}")
     rng = np.random.default_rng(seed)
     means = np.empty(int(n_boot))
     step = max(1, 4_000_000 // max(d.size, 1))

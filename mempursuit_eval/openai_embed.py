@@ -34,7 +34,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -249,12 +249,14 @@ class OpenAIEmbedder:
             raise EmbeddingRequestError(f"embedder {self.url}: got {d}-dimensional vectors, "
                                         f"expected {want} ({src})")
         try:
-            arr = np.asarray(vecs, dtype=np.float32)
-        except (TypeError, ValueError):
+            with np.errstate(over="ignore", invalid="ignore"):  # said below, in one line
+                arr = np.asarray(vecs, dtype=np.float32)
+        except (TypeError, ValueError, OverflowError):
             raise EmbeddingRequestError(f"embedder {self.url}: an embedding holds a "
                                         "non-number") from None
         if not np.isfinite(arr).all():
-            raise EmbeddingRequestError(f"embedder {self.url}: an embedding holds NaN or inf")
+            raise EmbeddingRequestError(f"embedder {self.url}: an embedding holds NaN, inf or a "
+                                        "value too large for float32 (above 3.4e38)")
         norms = np.linalg.norm(arr.astype(np.float64), axis=1)
         if (norms == 0).any():
             raise EmbeddingRequestError(f"embedder {self.url}: a zero vector came back")
@@ -277,12 +279,14 @@ class OpenAIEmbedder:
         starts = list(range(0, len(texts), bs))
         results: dict[int, np.ndarray] = {}
         error: BaseException | None = None
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(starts)),
-                                thread_name_prefix="mempursuit-embed") as pool:
-            futures = {pool.submit(self._request, texts[s : s + bs]): s for s in starts}
-            pending = set(futures)
+        pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(starts)),
+                                  thread_name_prefix="mempursuit-embed")
+        # not ``with``: its exit would wait for every queued request after a Ctrl-C
+        futures = {pool.submit(self._request, texts[s : s + bs]): s for s in starts}
+        pending = set(futures)
+        try:
             while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
                     exc = f.exception()
                     if exc is not None:
@@ -302,6 +306,10 @@ class OpenAIEmbedder:
                             if sink is not None:
                                 sink(futures[f], results[futures[f]])
                     pending = set()
+        except BaseException:  # Ctrl-C: start no queued request; answered ones are kept
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         if error is not None:
             raise error
         return np.concatenate([results[s] for s in starts], axis=0)

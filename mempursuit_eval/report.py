@@ -6,6 +6,8 @@ import json
 import math
 import os
 import shutil
+import tempfile
+import textwrap
 import uuid
 from pathlib import Path
 from typing import Any, Callable
@@ -60,12 +62,42 @@ def _order(s: dict) -> str:
             else f"{s['framework']}'s own order")
 
 
+def legend(summary: dict) -> list[str]:
+    """The terms the tables use, in a few lines (the start of ``summary.md``)."""
+    b, seed = summary.get("bootstrap"), summary.get("seed")
+    return [
+        "How to read it: each question's store returns one pool of candidate memories in its "
+        "native order; every policy reorders that same pool and keeps K.",
+        "",
+        "- *recall* (session / turn): the share of a question's gold sessions / turns that the K "
+        "kept memories come from, averaged over the questions.",
+        "- *complete coverage* (*session* / *turn coverage*): the share of questions whose gold "
+        "sessions / turns are all among the K kept; LongMemEval calls it recall_all@K (its "
+        "recall_any@K and ndcg_any@K: the table *In LongMemEval's names*).",
+        "- *native top-K replaced*: the share of the store's own first K that the policy "
+        "swapped for other memories of the same pool (0 for native).",
+        "- *diff*: policy minus native on the same questions, in percentage points; *95% CI*: "
+        "percentile bootstrap of the mean difference, resampling questions"
+        + (f" ({b} resamples, seed {seed})" if b is not None else "")
+        + "; *wins / losses*: questions where the policy does better / worse; *p* and *test*: "
+        "exact two-sided test on the questions that differ, McNemar's for 0/1 metrics "
+        "(coverage, QA) and the sign test for recall; p < 0.05 is significant at the usual "
+        "level.",
+    ]
+
+
 def markdown_report(summary: dict) -> str:
     """The summary as markdown tables (what the README results tables are cut from)."""
     s = summary
     store = s["framework"] + (f" ({s['native_order']} native order)" if s.get("native_order") else "")
     lines = [
         f"# mempursuit eval: {s['dataset']}",
+        "",
+        *legend(s),
+        "",
+        *[f"**Warning:** {w}" for w in s.get("warnings") or []],
+        *([""] if s.get("warnings") else []),
+        "## Run",
         "",
         f"- store: {store}; units: {s['units']}; embedder: {s['embedder']}; pool P={s['pool']} "
         f"(mean pool size {s['mean_pool_size']:.1f}); K = {', '.join(map(str, s['k']))}",
@@ -113,6 +145,18 @@ def markdown_report(summary: dict) -> str:
                         f"| {policy} | {k} | {m} | {_fmt(st['baseline'])} | {_fmt(st['policy'])} | "
                         f"{st['diff']:+.2f} | [{st['ci_low']:+.2f}, {st['ci_high']:+.2f}] | "
                         f"{st['wins']} / {st['losses']} | {_p(st['p_value'])} | {st['test']} |")
+    if any("session_recall_any" in e["overall"] for by_k in s["results"].values()
+           for e in by_k.values()):
+        lines += ["", "## In LongMemEval's names (%)", "",
+                  "| policy | K | session recall_any | session recall_all | session ndcg_any "
+                  "| turn recall_any | turn recall_all | turn ndcg_any |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for policy, by_k in s["results"].items():
+            for k, entry in by_k.items():
+                o = entry["overall"]
+                lines.append(f"| {policy} | {k} | " + " | ".join(_fmt(o.get(m)) for m in (
+                    "session_recall_any", "complete_coverage", "session_ndcg_any",
+                    "turn_recall_any", "turn_coverage", "turn_ndcg_any")) + " |")
     cats = s.get("categories") or []
     if cats:
         lines += ["", "## Session coverage % by category", ""]
@@ -170,17 +214,27 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
         fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(cats) + 2), 4), constrained_layout=True)
         width = 0.8 / len(series)
         x = np.arange(len(cats))
+        all_vals: list[float] = []
         for i, (p, k) in enumerate(series):
             bc = s["paired"][p][k]["by_category"]
             vals = [bc.get(c, {}).get("complete_coverage", {}).get("diff", np.nan) for c in cats]
-            ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=f"{p} @K={k}")
+            bars = ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=f"{p} @K={k}")
+            ax.bar_label(bars, labels=["0" if v == 0 else "" for v in vals], fontsize=7)
+            all_vals.extend(v for v in vals if v is not None and np.isfinite(v))
         ax.axhline(0, color="black", lw=0.8)
         ax.set_xticks(x)
         ax.set_xticklabels(cats, rotation=30, ha="right")
         ax.set_ylabel("complete coverage gain vs native (pp)")
         ax.legend(fontsize=8)
-        ax.set_title(f"{s['dataset']}: per-category gain over the {_order(s)} "
-                     "(session level, complete coverage)")
+        if not any(all_vals):  # bars of height zero look like an empty or broken chart
+            ax.set_ylim(-1, 1)
+            ax.text(0.5, 0.75, "no difference from native in any category"
+                    + ("" if all_vals else " (nothing to compare)"),
+                    transform=ax.transAxes, ha="center", va="center", fontsize=11,
+                    bbox={"facecolor": "white", "edgecolor": "0.6"})
+        title = (f"{s['dataset']}: per-category gain over the {_order(s)} "
+                 "(session level, complete coverage)")
+        ax.set_title(textwrap.fill(title, max(40, int(fig.get_figwidth() * 11))), fontsize=10)
         path = out / "category_gains.png"
         fig.savefig(path, dpi=120)
         plt.close(fig)
@@ -190,7 +244,9 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
 
 def check_out_dir(out: Path) -> None:
     """Raise ``ValueError`` (one line naming ``--out`` and the fix) unless ``out`` is a folder,
-    or a new folder can be made there; nothing is created. Run before any work."""
+    or a new folder can be made there (tried: a probe folder is made and removed, so a
+    read-only or pseudo file system such as ``/proc`` is found now); nothing is left behind.
+    Run before any work."""
     out = Path(out).expanduser()
     fix = "pass --out with a new or existing folder"
     if out.exists() and not out.is_dir():
@@ -203,6 +259,11 @@ def check_out_dir(out: Path) -> None:
     target = out if out.exists() else above
     if not os.access(target, os.W_OK | os.X_OK):
         raise ValueError(f"--out {out}: {target} is not writable; {fix}")
+    try:  # the hidden sibling folder write_outputs makes goes where the probe goes
+        os.rmdir(tempfile.mkdtemp(prefix=f".{out.name or 'out'}.probe-", dir=above))
+    except OSError as exc:
+        raise ValueError(f"--out {out}: no folder can be made in {above} ({exc.strerror or exc}); "
+                         f"{fix}") from None
 
 
 def write_outputs(out: Path, cfg, summary: dict, records: list[dict], config: dict,

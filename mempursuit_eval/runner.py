@@ -20,6 +20,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import logging
 import math
 import os
 import platform
@@ -38,7 +39,8 @@ from mempursuit_core import DEFAULT_POLICY
 from .base import MemoryUnit, Pool
 from .cache import CachedEmbedder, check_cache_dir, encode_with_progress, safe_filename
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
-from .metrics import BINARY_METRICS, PERCENT_METRICS, paired_comparison, selection_metrics
+from .metrics import (BINARY_METRICS, LONGMEMEVAL_NAMES, PERCENT_METRICS, paired_comparison,
+                      selection_metrics)
 from .progress import Progress
 
 __all__ = ["EvalConfig", "run_eval", "build_backend", "parse_policy",
@@ -46,7 +48,8 @@ __all__ = ["EvalConfig", "run_eval", "build_backend", "parse_policy",
 
 BASELINE = "native"
 RETRIEVAL_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage",
-                     "replaced", "size")
+                     "replaced", "size", "session_recall_any", "session_ndcg_any",
+                     "turn_recall_any", "turn_ndcg_any")
 PAIRED_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage")
 BUILT_MARKER = ".mempursuit-built"
 
@@ -112,8 +115,10 @@ class EvalConfig:
         if not ks or any(x < 1 for x in ks):
             raise ValueError(f"K values must be >= 1, got {list(self.k)}")
         self.k = tuple(sorted(set(ks)))
-        if int(self.pool) < 1:
-            raise ValueError(f"pool must be >= 1, got {self.pool}")
+        _check_int("--pool", self.pool, 1, "candidates the store returns per question; default 200")
+        if self.limit is not None:
+            _check_int("--limit", self.limit, 1, "the first N selected questions; leave it out "
+                       "for all")
         if not self.policies:
             raise ValueError("give at least one policy")
         pols = list(dict.fromkeys(self.policies))
@@ -132,6 +137,26 @@ class EvalConfig:
             raise ValueError("--answerer-url needs --model")
         if int(self.batch) < 1:
             raise ValueError("batch must be >= 1")
+        _check_int("--latency-sample", self.latency_sample, 0, "questions timed one by one; "
+                   "0 turns the timing off")
+        _check_int("--bootstrap", self.bootstrap, 1, "bootstrap resamples for the 95% CI; the "
+                   "default is 2000")
+        _check_int("--seed", self.seed, 0, "the bootstrap's random seed", high=2**32 - 1)
+        for flag, value in (("--threads", self.threads), ("--embed-threads",
+                                                          self.embedder_threads)):
+            if value is not None:
+                _check_int(flag, value, 1, "leave it out to use all cores")
+        if self.out is not None and not str(self.out).strip():
+            raise ValueError("--out is empty: give the run folder (e.g. --out runs/demo), or "
+                             "leave --out out for runs/eval-<dataset>-<framework>-<time>")
+
+
+def _check_int(flag: str, value: Any, low: int, meaning: str, *, high: int | None = None) -> None:
+    """``ValueError`` naming ``flag`` unless ``value`` is an integer in ``[low, high]``."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if not ok or value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{flag} must be an integer {bound} ({meaning}), got {value!r}")
 
 
 def _log(cfg: EvalConfig, msg: str) -> None:
@@ -150,13 +175,14 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
     if framework in ("plain", "builtin"):
         from .store import PlainStore
 
+        _check_backend_options(framework, PlainStore, options)
         return PlainStore(native=native_order, **options)
-    from mempursuit_core.plugins import AdapterNotInstalledError, get_adapter_spec
-
     from .backends import backend_factory
 
-    spec = get_adapter_spec(framework)
+    spec = check_framework(framework)
     if not spec.framework_installed():
+        from mempursuit_core.plugins import AdapterNotInstalledError
+
         raise AdapterNotInstalledError(
             f"the {framework} store needs the {spec.framework!r} package, which is not "
             f"installed: {spec.hint}")
@@ -165,7 +191,55 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
         from .backends.mem0_existing import ExistingMem0Backend as factory
     if native_order != "dense":
         options.setdefault("native", native_order)
+    _check_backend_options(framework, factory, options)
     return factory(**options)
+
+
+#: Loggers whose WARNING / INFO lines are the framework talking to itself while the harness
+#: builds and reads its own store (e.g. Mem0's "Resetting all memories" on the harness's fresh
+#: store, or its notes about optional packages): held back to ERROR during a run.
+FRAMEWORK_LOGGERS = {"mem0": ("mem0",)}
+
+
+def _hold_back_framework_logs(framework: str) -> Callable[[], None]:
+    """Raise the framework's loggers (:data:`FRAMEWORK_LOGGERS`) to ERROR; returns the function
+    that restores their levels."""
+    loggers = [logging.getLogger(name) for name in FRAMEWORK_LOGGERS.get(framework, ())]
+    saved = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(max(lg.getEffectiveLevel(), logging.ERROR))
+
+    def restore() -> None:
+        for lg, level in zip(loggers, saved):
+            lg.setLevel(level)
+    return restore
+
+
+def check_framework(framework: str):
+    """The adapter spec of ``framework`` (``None`` for the built-in ``plain`` store); an unknown
+    name is an ``UnknownNameError`` listing ``plain`` and every adapter."""
+    if framework in ("plain", "builtin"):
+        return None
+    from mempursuit_core.plugins import UnknownNameError, get_adapter_spec
+
+    try:
+        return get_adapter_spec(framework)
+    except UnknownNameError as exc:
+        raise UnknownNameError("framework", framework, ["plain", *exc.known]) from None
+
+
+def _check_backend_options(framework: str, factory: Callable, options: dict) -> None:
+    """``ValueError`` naming the first ``--backend-opt`` the store's factory does not take and
+    the options it does (read from its signature)."""
+    accepted = _factory_options(factory)
+    if accepted is None:
+        return
+    accepted = [a for a in accepted if a != "self"]
+    for key in options:
+        if key not in accepted:
+            raise ValueError(
+                f"--backend-opt {key}: the {framework} store has no option {key!r}; it accepts "
+                f"{', '.join(accepted) or 'no options'} (fix the name or drop the option)")
 
 
 def _store_key(store, cfg: EvalConfig, embedder, units: Sequence[MemoryUnit]) -> str:
@@ -241,6 +315,23 @@ def _check_policy_options(label: str, name: str, given: dict, accepted: list[str
                          f"give it as plain {name!r}")
 
 
+def _check_option_values(label: str, factory: Callable, given: dict) -> None:
+    """``ValueError`` for an option whose default is a number given a value that is not one
+    (``mmr:lam=abc``), naming the policy, the option and what is expected."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return
+    for key, value in given.items():
+        default = params[key].default if key in params else None
+        number = (int, float)
+        if (isinstance(default, number) and not isinstance(default, bool)
+                and (not isinstance(value, number) or isinstance(value, bool))):
+            raise ValueError(
+                f"policy {label!r}: option {key!r} must be a number (default {default!r}), got "
+                f"{value!r}; write e.g. {label.partition(':')[0]}:{key}={default!r}")
+
+
 def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
     """Selectors by label, and each label's registered selector name.
 
@@ -269,6 +360,7 @@ def _make_selectors(cfg: EvalConfig) -> tuple[dict[str, Any], dict[str, str]]:
         # its TypeError explained.
         if accepted is not None:
             _check_policy_options(label, name, given, accepted)
+            _check_option_values(label, factory[0], given)
         try:
             out[label] = get_selector(name, **opts)
         except (TypeError, ValueError) as exc:
@@ -388,6 +480,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     t_start = time.perf_counter()
 
     selectors, base_names = _make_selectors(cfg)  # unknown names / options fail before any work
+    check_framework(cfg.framework)
     # Where the results and the cache go is checked before the data is read: a bad --out or a
     # read-only cache must not be found after the embedding.
     if cfg.out:
@@ -434,7 +527,13 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     store_options = dict(cfg.backend_options)
     if cfg.mem0_config:
         store_options["config"] = cfg.mem0_config
-    store = build_backend(cfg.framework, native_order=cfg.native_order, options=store_options)
+    restore_logs = _hold_back_framework_logs(cfg.framework)
+    try:
+        store = build_backend(cfg.framework, native_order=cfg.native_order,
+                              options=store_options)
+    except BaseException:
+        restore_logs()
+        raise
     tmp_ctx = None
     try:
         t = time.perf_counter()
@@ -542,6 +641,8 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
         # 7. summary ------------------------------------------------------------------------------
         summary = _summarise(cfg, ds, questions, records, latency, qa_info, inner.name)
         summary["left_out"] = left_out
+        for w in summary["warnings"]:
+            _log(cfg, f"warning: {w}")
         unscored = [r["qid"] for r in records if not r["metrics"]]
         summary["unscored_ids"] = unscored
         if unscored:
@@ -549,9 +650,12 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
                       f"and are not scored: {', '.join(unscored[:10])}"
                       + (" ..." if len(unscored) > 10 else "") + " (all ids in summary.json)")
     finally:
-        store.close()
-        if tmp_ctx is not None:
-            tmp_ctx.cleanup()
+        try:
+            store.close()
+        finally:
+            restore_logs()
+            if tmp_ctx is not None:
+                tmp_ctx.cleanup()
     timing["total"] = time.perf_counter() - t_start
     summary["timing_s"] = timing
     summary["embedding_cache"] = {"hits": embedder.hits, "misses": embedder.misses,
@@ -650,6 +754,14 @@ def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records:
                 entry["by_category"][c] = _aggregate(rows_for(policy, k, sub), metrics)
             results[policy][str(k)] = entry
     pm = list(PAIRED_METRICS) + (["qa_accuracy"] if qa_info else [])
+    mean_pool = float(np.mean([r["pool_size"] for r in records])) if records else 0.0
+    warnings = []
+    full = [k for k in cfg.k if records and k >= mean_pool]
+    if full:
+        warnings.append(
+            f"K = {', '.join(map(str, full))} is at least the mean pool size ({mean_pool:.1f}): "
+            "every policy then keeps (nearly) the whole pool, so those figures are (nearly) "
+            "equal and their differences zero; use a smaller --k or a larger --pool")
     for policy in cfg.policies:
         if policy == BASELINE:
             continue
@@ -691,8 +803,12 @@ def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records:
         "n_questions": len(records),
         "n_scored": len(scored),
         "n_without_gold": len(records) - len(scored),
-        "mean_pool_size": float(np.mean([r["pool_size"] for r in records])) if records else 0.0,
+        "mean_pool_size": mean_pool,
         "notes": list(ds.notes),
+        "warnings": warnings,
+        "metric_names": dict(LONGMEMEVAL_NAMES),
+        "bootstrap": cfg.bootstrap,
+        "seed": cfg.seed,
         "results": results,
         "paired": paired,
         "latency_ms": latency,

@@ -30,6 +30,12 @@ def _constructors():
         found["langchain retriever"] = MemPursuitRetriever.__init__
     except ImportError:
         pass
+    try:
+        from mempursuit_langgraph.store import MemPursuitStore
+    except ImportError:  # LangGraph not installed
+        pass
+    else:
+        found["langgraph"] = MemPursuitStore.__init__
     return found
 
 

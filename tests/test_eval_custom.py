@@ -116,7 +116,7 @@ def test_errors_name_file_record_and_field(tmp_path):
 def test_unreadable_files(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(CustomDataError, match="bad.json: not JSON"):
+    with pytest.raises(CustomDataError, match="bad.json: not valid JSON at line 1 column 2"):
         load_custom(bad)
     lines = tmp_path / "bad.jsonl"
     lines.write_text('{"memory": {"id": "a", "text": "x"}}\n{"answer": 1}\n')

@@ -258,7 +258,7 @@ def test_the_readmes_main_job_runs_as_written(cache, tmp_path, capsys):
     import shlex
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    setup = readme.split("## Set-up: two commands", 1)[1].split("## Install", 1)[0]
+    setup = readme.split("## Set-up:", 1)[1].split("## Install", 1)[0]
     line = next(ln for ln in setup.splitlines() if "mempursuit eval" in ln and not ln.startswith("#"))
     argv = shlex.split(line.split("&&", 1)[1])
     assert argv[0] == "mempursuit"

@@ -338,6 +338,11 @@ class MemPursuitLightMemory(LegacyOptionNames):
     ):
         if isinstance(memory, MemPursuitLightMemory):
             memory = memory.memory
+        if getattr(memory, "embedding_retriever", None) is None:
+            raise TypeError("MemPursuitLightMemory takes a LightMemory (e.g. "
+                            "LightMemory.from_config(config), or use "
+                            "MemPursuitLightMemory.from_config(config)), got "
+                            f"{type(memory).__name__}")
         self.memory = memory
         self.options = ReadOptions.build("MemPursuitLightMemory", k=k, pool=pool, policy=policy,
                                          policy_options=policy_options, strict=strict, **options)
@@ -358,7 +363,16 @@ class MemPursuitLightMemory(LegacyOptionNames):
         ``config`` is LightMem's config dict (or a ``BaseMemoryConfigs``); it is passed through
         :func:`protect_qdrant_store` first, so an existing store is not deleted on open.
         """
-        from lightmem.memory.lightmem import LightMemory  # LightMem installs from git
+        try:
+            from lightmem.memory.lightmem import LightMemory  # LightMem installs from git
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("lightmem"):
+                raise
+            from mempursuit_core.plugins import AdapterNotInstalledError, get_adapter_spec
+
+            raise AdapterNotInstalledError(
+                "MemPursuitLightMemory.from_config needs LightMem, which is not installed: "
+                f"{get_adapter_spec('lightmem').hint}") from None
 
         guarded = protect_qdrant_store(config, allow_reset=allow_store_reset)
         if isinstance(guarded, Mapping):

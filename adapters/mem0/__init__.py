@@ -41,9 +41,20 @@ PROVIDER = "mempursuit"
 META_KEY = "mempursuit"
 
 
+def _need_mem0(what: str) -> None:
+    if importlib.util.find_spec("mem0") is None:
+        from mempursuit_core.plugins import AdapterNotInstalledError
+
+        raise AdapterNotInstalledError(
+            f"mempursuit_mem0.{what} needs Mem0 (the 'mem0ai' package), which is not "
+            'installed: pip install "mempursuit[mem0]"')
+
+
 def register() -> None:
     """Add the ``"mempursuit"`` provider to Mem0's ``RerankerFactory`` now (imports Mem0;
-    idempotent). ``import mempursuit_mem0.provider`` does the same without importing Mem0."""
+    idempotent). ``import mempursuit_mem0.provider`` does the same without importing Mem0.
+    Without Mem0: ``AdapterNotInstalledError`` with the install command."""
+    _need_mem0("register()")
     from .provider import register_now
 
     register_now()
@@ -73,13 +84,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'mempursuit_mem0' has no attribute {name!r}")
     module_name, attr = target
     if module_name in ("memory", "reranker", "reranker_config", "bulk"):
-        from mempursuit_core.plugins import AdapterNotInstalledError
-
-        if importlib.util.find_spec("mem0") is None:
-            raise AdapterNotInstalledError(
-                f"mempursuit_mem0.{name} needs Mem0 (the 'mem0ai' package), which is not "
-                'installed: pip install "mempursuit[mem0]"'
-            )
+        _need_mem0(name)
     value = getattr(importlib.import_module(f".{module_name}", __name__), attr)
     globals()[name] = value
     return value

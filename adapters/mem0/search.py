@@ -577,6 +577,9 @@ def bind(memory: Any, settings: MemPursuitSettings | Mapping | None = None, **op
         Inactive (with a logged warning) when the store's vectors cannot be read or Mem0's
         internals differ from what the adapter knows; the memory then searches natively.
     """
+    if not (callable(getattr(memory, "search", None)) and hasattr(memory, "vector_store")):
+        raise TypeError("mempursuit_mem0.wrap() / bind() take a mem0 Memory or AsyncMemory "
+                        f"(e.g. Memory.from_config(config)), got {type(memory).__name__}")
     binding = PursuitBinding(_as_settings(settings, options))
     unbind(memory)
     setattr(memory, _BINDING_ATTR, binding)

@@ -217,6 +217,7 @@ def parse_user(name: str, obj: Any, *, source: str = "memory") -> UserMemory:
             f"{where}: the user's memory is nested too deeply to copy (more than about "
             f"{sys.getrecursionlimit() // 2} levels); MemoryBank files are a few levels deep"
         ) from None
+    _optional_text(obj.get("name"), "name", where)  # MemoryBank's own field: a string
     history: dict[str, list[Turn]] = {}
     raw_history = _dated_mapping(obj.get("history"), "history", where)
     for date, turns in raw_history.items():

@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 from dataclasses import asdict
@@ -256,6 +257,11 @@ class MemoryBankStore:
         store.memory_path = Path(path)
         store.index_dir = Path(index_dir) if index_dir is not None else default_index_dir(path, memory.name)
         loaded = False
+        if persist and (store.index_dir.is_file() or store.index_dir.is_symlink()
+                        and not store.index_dir.is_dir()):
+            store._reject(store.index_dir, "the index folder's path is a file; the index is kept "
+                                           "in memory only: remove that file or pass index_dir=...")
+            persist = False
         if persist and not rebuild:
             loaded = store._try_load(store.index_dir)
         before = store.embedded_count
@@ -456,6 +462,9 @@ class MemoryBankStore:
                 manifest = {**self._manifest(), "index_sha256": _sha256(Path(tmp_index))}
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     json.dump(manifest, fh, ensure_ascii=False)
+                for name in ("index.faiss", "manifest.json"):  # a folder in a file's place
+                    if (target / name).is_dir() and not (target / name).is_symlink():
+                        shutil.rmtree(target / name)
                 os.replace(tmp_index, target / "index.faiss")
                 os.replace(tmp_manifest, target / "manifest.json")
             except BaseException:
@@ -484,6 +493,9 @@ class MemoryBankStore:
             return False
         if len(present) == 1:
             return self._reject(index_dir, f"only {present[0]} is there")
+        folders = [p.name for p in (index_path, manifest_path) if p.is_dir()]
+        if folders:
+            return self._reject(index_dir, f"{folders[0]} is a folder, not a file")
         with _exclusive(os.path.realpath(index_dir), required=False):  # a read-only folder loads unlocked
             return self._load_locked(index_dir, manifest_path, index_path)
 
@@ -511,7 +523,10 @@ class MemoryBankStore:
                 index_dir, f"the index has dimension {dim}, embedder {self.embedder.name!r} gives {self.dim}"
             )
         want_sha = manifest.get("index_sha256")
-        if want_sha is not None and _sha256(index_path) != want_sha:
+        if not isinstance(want_sha, str):
+            return self._reject(index_dir, "manifest.json has no 'index_sha256', so nothing says "
+                                           "index.faiss is the index it was written with")
+        if _sha256(index_path) != want_sha:
             return self._reject(index_dir, "index.faiss is not the file manifest.json was written with "
                                            "(its SHA-256 differs: truncated, overwritten or damaged)")
         faiss = import_faiss()

@@ -480,6 +480,9 @@ def enable(system: Any, **options: Any) -> MemPursuitRetriever:
 
     ``system.ask(question)`` then answers from the ``k`` selected entries. Returns the wrapper.
     """
+    if getattr(system, "hybrid_retriever", None) is None:
+        raise TypeError("mempursuit_simplemem.enable() takes a SimpleMem system (one with a "
+                        f"hybrid_retriever, e.g. SimpleMemSystem(...)), got {type(system).__name__}")
     wrapper = MemPursuitRetriever(system.hybrid_retriever, **options)
     system.hybrid_retriever = wrapper
     return wrapper

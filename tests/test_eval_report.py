@@ -1,0 +1,130 @@
+"""What a user reads after ``mempursuit eval``: the legend at the top of ``summary.md``, the
+warning when K reaches the pool, LongMemEval's metric names, and plots that say what they show.
+
+Runs use the Python API with a small deterministic embedder (no model) on a tiny LoCoMo file.
+"""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from mempursuit_eval.metrics import LONGMEMEVAL_NAMES, ndcg_any, selection_metrics
+from mempursuit_eval.runner import run_eval
+from test_eval_errors import _sample
+
+
+class HashEmbedder:
+    name = "hash"
+    fingerprint = "hash-v1"
+    dim = 16
+
+    def encode(self, texts, **kw):
+        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], dtype=np.uint8)
+                .astype(np.float32) - 127.5 for t in texts]
+        out = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def _run(tmp_path, k, **kw):
+    data = tmp_path / "locomo10.json"
+    data.write_text(json.dumps([_sample("conv-1"), _sample("conv-2")]))
+    out = tmp_path / f"run-{'-'.join(map(str, k))}"
+    run_eval(dataset="locomo", data=str(data), embedder=HashEmbedder(), k=k, pool=4, out=str(out),
+             no_cache=True, bootstrap=50, latency_sample=0, progress=False, plots=False, **kw)
+    return out, json.loads((out / "summary.json").read_text())
+
+
+def test_summary_md_starts_with_a_legend_and_warns_when_k_reaches_the_pool(tmp_path):
+    out, summary = _run(tmp_path, (1, 4))
+    md = (out / "summary.md").read_text()
+    head = md.split("## Run", 1)[0]
+    for term in ("*recall*", "*complete coverage*", "recall_all@K", "*native top-K replaced*",
+                 "*95% CI*", "percentile bootstrap", "50 resamples, seed 0", "*p* and *test*",
+                 "McNemar", "sign test"):
+        assert term in head, term
+    assert summary["mean_pool_size"] == 4.0
+    (warning,) = summary["warnings"]
+    assert warning.startswith("K = 4 is at least the mean pool size (4.0)")
+    assert f"**Warning:** {warning}" in head
+    _, fine = _run(tmp_path, (1, 2))
+    assert fine["warnings"] == []
+
+
+def test_longmemeval_names_in_summary_json_and_md(tmp_path):
+    out, summary = _run(tmp_path, (1, 2))
+    assert summary["metric_names"] == LONGMEMEVAL_NAMES
+    assert summary["metric_names"]["complete_coverage"] == "recall_all@k (session)"
+    overall = summary["results"]["native"]["2"]["overall"]
+    for key in LONGMEMEVAL_NAMES:
+        assert overall[key] is not None and 0 <= overall[key] <= 100, key
+    assert overall["session_recall_any"] >= overall["complete_coverage"]
+    md = (out / "summary.md").read_text()
+    assert "## In LongMemEval's names (%)" in md and "session ndcg_any" in md
+
+
+def test_longmemevals_metrics_on_one_question():
+    # LongMemEval's discount: rank 1 and 2 weigh 1, rank i >= 2 weighs 1 / log2(i)
+    assert ndcg_any(["a", "b", "c"], {"a"}, 3) == 1.0
+    assert ndcg_any(["b", "c", "a"], {"a"}, 3) == pytest.approx(1 / np.log2(3))
+    assert ndcg_any(["b", "a", "a", "c"], {"a", "c"}, 4) == pytest.approx((1 + 1 / np.log2(3)) / 2)
+    assert ndcg_any(["x"], {"a"}, 1) == 0.0
+    m = selection_metrics(["S2", "S1", "S2"], ["t3", "t1", "t4"], ["S1", "S3"], ["t1", "t9"],
+                          selected_uids=["u3", "u1", "u4"], native_uids=["u1", "u2", "u3"])
+    assert m["session_recall_any"] == 1.0 and m["complete_coverage"] == 0.0
+    assert m["session_ndcg_any"] == pytest.approx(1 / (1 + 1))  # S1 at rank 2 of ideal 2 items
+    assert m["turn_recall_any"] == 1.0 and m["turn_coverage"] == 0.0
+
+
+def _figures(monkeypatch, summary, tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from mempursuit_eval.report import plot_report
+
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
+    plot_report(summary, tmp_path)
+    return figs
+
+
+def test_category_gains_title_fits_and_a_chart_of_zeros_says_so(tmp_path, monkeypatch):
+    _, summary = _run(tmp_path, (4,))  # K = the pool: every difference is zero
+    fig = _figures(monkeypatch, summary, tmp_path)[-1]
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    box = ax.title.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width, "title cut at the figure's edge"
+    assert "complete coverage" in ax.get_title()
+    assert any("no difference from native" in t.get_text() for t in ax.texts)
+    assert (tmp_path / "category_gains.png").exists()
+
+
+def test_mem0s_own_chatter_stays_out_of_a_run(tmp_path, monkeypatch, caplog, capsys):
+    """The harness builds its own fresh store: Mem0's "Resetting all memories" (a WARNING on
+    mem0.memory.main) would alarm a user; it is held back during the run, and the level of
+    Mem0's logger is restored afterwards."""
+    import logging
+
+    import mempursuit_eval.runner as runner
+    from mempursuit_eval.store import PlainStore
+
+    class Chatty(PlainStore):
+        name = "mem0"
+
+        def build(self, *a, **kw):
+            logging.getLogger("mem0.memory.main").warning("Resetting all memories")
+            return super().build(*a, **kw)
+
+    monkeypatch.setattr(runner, "build_backend", lambda *a, **kw: Chatty())
+    before = logging.getLogger("mem0").level
+    with caplog.at_level(logging.INFO):
+        _run(tmp_path, (1, 2), framework="mem0")
+    assert "Resetting all memories" not in caplog.text + capsys.readouterr().err
+    assert logging.getLogger("mem0").level == before
+    logging.getLogger("mem0.memory.main").warning("after the run")  # Mem0 speaks again
+    assert "after the run" in caplog.text
