@@ -17,6 +17,19 @@ def _constructors():
 
     found = {"lightmem": MemPursuitLightMemory.__init__, "simplemem": MemPursuitRetriever.__init__,
              "memorybank": MemoryBankStore.__init__}
+    try:  # the framework adapters whose modules import their framework
+        from mempursuit_llamaindex.postprocessor import MemPursuitPostprocessor
+
+        found["llamaindex"] = MemPursuitPostprocessor.__init__
+    except ImportError:
+        pass
+    try:
+        from mempursuit_langchain.compressor import MemPursuitCompressor, MemPursuitRetriever
+
+        found["langchain"] = MemPursuitCompressor.__init__
+        found["langchain retriever"] = MemPursuitRetriever.__init__
+    except ImportError:
+        pass
     try:
         from mempursuit_langgraph.store import MemPursuitStore
     except ImportError:  # LangGraph not installed

@@ -25,9 +25,11 @@ PACKAGES = {  # import name -> folder
     "mempursuit_simplemem": ROOT / "adapters" / "simplemem",
     "mempursuit_memorybank": ROOT / "adapters" / "memorybank",
     "mempursuit_langgraph": ROOT / "adapters" / "langgraph",
+    "mempursuit_llamaindex": ROOT / "adapters" / "llamaindex",
+    "mempursuit_langchain": ROOT / "adapters" / "langchain",
 }
 ADAPTERS = ("mempursuit_mem0", "mempursuit_lightmem", "mempursuit_simplemem", "mempursuit_memorybank",
-            "mempursuit_langgraph")
+            "mempursuit_langgraph", "mempursuit_llamaindex", "mempursuit_langchain")
 FRAMEWORKS = ("mem0", "lightmem", "simplemem", "faiss", "lancedb", "qdrant_client", "langgraph",
               "langchain_core")
 

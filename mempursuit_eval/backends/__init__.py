@@ -21,6 +21,7 @@ BACKENDS = {
     "lightmem": "mempursuit_eval.backends.lightmem:LightMemBackend",
     "simplemem": "mempursuit_eval.backends.simplemem:SimpleMemBackend",
     "memorybank": "mempursuit_eval.backends.memorybank:MemoryBankBackend",
+    "llamaindex": "mempursuit_eval.backends.llamaindex:LlamaIndexBackend",
     "langgraph": "mempursuit_eval.backends.langgraph:LangGraphBackend",
 }
 

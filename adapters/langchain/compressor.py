@@ -1,0 +1,364 @@
+"""MemPursuit for LangChain: a document compressor and a vector-store retriever.
+
+* :class:`MemPursuitCompressor` is a ``BaseDocumentCompressor``: put it in a
+  ``ContextualCompressionRetriever`` over a base retriever that fetches the pool, and it keeps
+  the ``k`` documents the read policy picks, most useful first::
+
+      ContextualCompressionRetriever(
+          base_compressor=MemPursuitCompressor(k=10, vector_store=store),
+          base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+
+* :class:`MemPursuitRetriever` does both steps over any ``VectorStore``: it asks the store for
+  ``pool`` candidates (``similarity_search``, as MMR search does with ``fetch_k``) and returns
+  ``k``: ``MemPursuitRetriever(vectorstore=store, k=10)`` in place of
+  ``store.as_retriever(search_kwargs={"k": 10})``.
+
+Where the vectors come from (:attr:`DocumentPool.sources` counts each):
+
+1. ``"store"``: the documents' stored vectors, read by id from the vector store where it keeps
+   them and says where: ``InMemoryVectorStore`` (``store.store[id]["vector"]``) and
+   ``langchain_qdrant.QdrantVectorStore`` (``client.retrieve(..., with_vectors=True)`` by the
+   ``_id`` in the metadata);
+2. ``"embedded"``: otherwise the documents' text embedded with ``embeddings`` (default the
+   store's), cached by content hash, with one warning per component.
+
+The query is embedded with the same ``embeddings``. Signals: the texts, and ``timestamps`` /
+``speakers`` / ``session_ids`` from the metadata keys in ``metadata_keys`` when the documents
+have them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+from langchain_core.callbacks import (AsyncCallbackManagerForRetrieverRun,
+                                      CallbackManagerForRetrieverRun)
+from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.vectorstores import VectorStore
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from mempursuit_core.options import ReadOptions
+from mempursuit_core.readpath import CandidatePool, read_or_native
+from mempursuit_core.selectors import NativeSelector
+from mempursuit_core.signals import pool_signals
+
+__all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
+
+logger = logging.getLogger(__name__)
+
+#: signal -> the document metadata key it is read from
+DEFAULT_METADATA_KEYS = {"timestamps": "timestamp", "speakers": "speaker",
+                         "session_ids": "session_id"}
+
+
+def _stored_vectors(store: Any, docs: Sequence[Document]) -> Optional[List[Any]]:
+    """The documents' vectors as the store keeps them (None where absent), or None when the
+    store cannot return vectors by id."""
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    if isinstance(store, InMemoryVectorStore):
+        return [store.store.get(d.id or "", {}).get("vector") for d in docs]
+    if type(store).__module__.startswith("langchain_qdrant"):
+        ids = [d.metadata.get("_id") for d in docs]
+        points = store.client.retrieve(store.collection_name, [i for i in ids if i is not None],
+                                       with_vectors=True, with_payload=False)
+        by_id = {str(p.id): p.vector for p in points}
+        out = []
+        for i in ids:
+            vec = by_id.get(str(i))
+            out.append(vec.get(store.vector_name) if isinstance(vec, dict) else vec)
+        return out
+    return None
+
+
+class DocumentPool:
+    """Builds the :class:`CandidatePool` of retrieved documents (shared by both components).
+
+    Parameters
+    ----------
+    embeddings : Embeddings or None
+        Embeds the query and documents whose vectors the store cannot return.
+    vector_store : VectorStore or None
+        Where stored vectors are read by id.
+    metadata_keys : dict
+        ``{signal: metadata key}``.
+    """
+
+    def __init__(self, embeddings: Any, vector_store: Any, metadata_keys: Mapping[str, str]):
+        self.embeddings = embeddings
+        self.vector_store = vector_store
+        self.metadata_keys = dict(metadata_keys)
+        self.sources: Dict[str, int] = {}
+        self._cache: Dict[str, List[float]] = {}
+        self._warned = False
+
+    def _model(self):
+        model = self.embeddings
+        if model is None and self.vector_store is not None:
+            model = self.vector_store.embeddings
+        if model is None:
+            raise ValueError("no embeddings to embed the query with: pass embeddings= (or a "
+                             "vector_store= that has them)")
+        return model
+
+    def _missing_texts(self, docs, vectors) -> tuple[list, list]:
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if missing and not self._warned:
+            self._warned = True
+            logger.warning(
+                "mempursuit: %d retrieved documents came without their vectors (%s); embedding "
+                "their text with %s (cached by content hash)", len(missing),
+                "no vector_store= was given" if self.vector_store is None else
+                f"{type(self.vector_store).__name__} cannot return them by id",
+                type(self._model()).__name__)
+        texts = [docs[i].page_content for i in missing]
+        return missing, texts
+
+    def _count(self, source: str, n: int) -> None:
+        if n:
+            self.sources[source] = self.sources.get(source, 0) + n
+
+    def _stored(self, docs) -> list:
+        found = (_stored_vectors(self.vector_store, docs) if self.vector_store is not None
+                 else None) or [None] * len(docs)
+        self._count("store", sum(v is not None for v in found))
+        return list(found)
+
+    def _fill(self, vectors, missing, texts, new_vectors) -> None:
+        for t, v in zip([t for t in texts if _key(t) not in self._cache], new_vectors):
+            self._cache[_key(t)] = v
+        for i, t in zip(missing, texts):
+            vectors[i] = self._cache[_key(t)]
+        self._count("embedded", len(missing))
+
+    def _pool(self, docs, vectors, query, query_vector) -> CandidatePool[Document]:
+        texts = [d.page_content for d in docs]
+        extra = {}
+        for signal, key in self.metadata_keys.items():
+            values = [d.metadata.get(key) for d in docs]
+            if any(v is not None for v in values):
+                extra[signal] = values
+        qv = np.asarray(query_vector, dtype=np.float32)
+        return CandidatePool(docs, qv, np.asarray(vectors, dtype=np.float32).reshape(len(docs), -1)
+                             if docs else np.empty((0, qv.shape[0]), dtype=np.float32),
+                             signals=pool_signals(texts, query, **extra))
+
+    def candidate_pool(self, docs: Sequence[Document], query: str) -> CandidatePool[Document]:
+        """The documents (native order) with their vectors, the query vector and the signals."""
+        docs = list(docs)
+        vectors = self._stored(docs)
+        missing, texts = self._missing_texts(docs, vectors)
+        new = list(dict.fromkeys(t for t in texts if _key(t) not in self._cache))
+        self._fill(vectors, missing, texts, self._model().embed_documents(new) if new else [])
+        return self._pool(docs, vectors, query, self._model().embed_query(query))
+
+    async def acandidate_pool(self, docs: Sequence[Document], query: str
+                              ) -> CandidatePool[Document]:
+        """:meth:`candidate_pool` with the embeddings' async calls (store reads in a thread)."""
+        docs = list(docs)
+        vectors = await asyncio.to_thread(self._stored, docs)
+        missing, texts = self._missing_texts(docs, vectors)
+        new = list(dict.fromkeys(t for t in texts if _key(t) not in self._cache))
+        self._fill(vectors, missing, texts,
+                   await self._model().aembed_documents(new) if new else [])
+        return self._pool(docs, vectors, query, await self._model().aembed_query(query))
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class _Options:
+    """The shared read options, checked once, and the pool builder."""
+
+    def _setup(self, where: str, k, pool, policy, policy_options, strict, options) -> dict:
+        built = ReadOptions.build(where, k=k, pool=pool, policy=policy,
+                                  policy_options=policy_options, strict=strict, **options)
+        return {"k": built.k, "pool": built.pool, "policy": built.policy,
+                "policy_options": dict(built.policy_options), "strict": built.strict}, built
+
+    def _select(self, pool: CandidatePool, k: int) -> list:
+        return pool.select(self._selector, k).items
+
+    @property
+    def vector_sources(self) -> Dict[str, int]:
+        """How many document vectors came from each source so far (``store``, ``embedded``)."""
+        return dict(self._pool_builder.sources)
+
+    @property
+    def is_native(self) -> bool:
+        return isinstance(self._selector, NativeSelector)
+
+
+class MemPursuitCompressor(_Options, BaseDocumentCompressor):
+    """Keep the ``k`` retrieved documents a read policy picks, in its order.
+
+    Parameters
+    ----------
+    k : int or None, default None
+        Budget ``K``; None reorders every document it is given.
+    pool : int, default 200
+        ``P``: the first ``pool`` documents are the candidates (the base retriever's ``k``).
+    policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
+        ``"native"`` keeps the first ``k`` documents as retrieved.
+    policy_options : dict, optional
+        Selector options; other keyword arguments are taken as selector options too.
+    strict : bool, default False
+        False: on any failure, one warning and the first ``k`` documents; True raises.
+    embeddings : Embeddings, optional
+        Embeds the query (and documents whose vectors the store cannot return); default the
+        vector store's.
+    vector_store : VectorStore, optional
+        Where the documents' stored vectors are read by id.
+    metadata_keys : dict, optional
+        ``{signal: metadata key}``, default :data:`DEFAULT_METADATA_KEYS`.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    k: Optional[int] = None
+    pool: int = 200
+    policy: Any = None
+    policy_options: Dict[str, Any] = Field(default_factory=dict)
+    strict: bool = False
+    embeddings: Optional[Any] = None
+    vector_store: Optional[Any] = None
+    metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
+
+    _options: ReadOptions = PrivateAttr()
+    _selector: Any = PrivateAttr()
+    _pool_builder: DocumentPool = PrivateAttr()
+
+    def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None, policy: Any = None,
+                 policy_options: Optional[Mapping[str, Any]] = None,
+                 strict: Optional[bool] = None, embeddings: Any = None, vector_store: Any = None,
+                 metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+        fields, built = self._setup("MemPursuitCompressor", k, pool, policy, policy_options,
+                                    strict, options)
+        keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None else metadata_keys)
+        super().__init__(**fields, embeddings=embeddings, vector_store=vector_store,
+                         metadata_keys=keys)
+        self._options, self._selector = built, built.selector()
+        self._pool_builder = DocumentPool(embeddings, vector_store, keys)
+
+    def candidate_pool(self, documents: Sequence[Document], query: str) -> CandidatePool[Document]:
+        """The first ``pool`` documents as a :class:`CandidatePool` (see :class:`DocumentPool`)."""
+        return self._pool_builder.candidate_pool(list(documents)[: self._options.pool], query)
+
+    def compress_documents(self, documents: Sequence[Document], query: str,
+                           callbacks: Any = None) -> Sequence[Document]:
+        k = self._options.budget(max(len(documents), 1))
+        if self.is_native or not documents:
+            return list(documents)[:k]
+        return read_or_native(lambda: self._select(self.candidate_pool(documents, query), k),
+                              lambda: list(documents)[:k], strict=self.strict,
+                              framework="LangChain")
+
+    async def acompress_documents(self, documents: Sequence[Document], query: str,
+                                  callbacks: Any = None) -> Sequence[Document]:
+        k = self._options.budget(max(len(documents), 1))
+        if self.is_native or not documents:
+            return list(documents)[:k]
+        try:
+            pool = await self._pool_builder.acandidate_pool(
+                list(documents)[: self._options.pool], query)
+            return self._select(pool, k)
+        except Exception as exc:
+            return read_or_native(_raiser(exc), lambda: list(documents)[:k], strict=self.strict,
+                                  framework="LangChain")
+
+
+class MemPursuitRetriever(_Options, BaseRetriever):
+    """A retriever over any ``VectorStore``: ``pool`` candidates in, ``k`` out.
+
+    Parameters
+    ----------
+    vectorstore : VectorStore
+    k : int or None, default None
+        Budget ``K``; None is LangChain's default retriever ``k`` (4).
+    pool, policy, policy_options, strict, embeddings, metadata_keys
+        As for :class:`MemPursuitCompressor`. ``policy="native"`` is exactly
+        ``vectorstore.as_retriever(search_kwargs={"k": k, **search_kwargs})``.
+    search_kwargs : dict, optional
+        Passed to ``similarity_search`` (e.g. ``{"filter": ...}``).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    vectorstore: VectorStore
+    k: Optional[int] = None
+    pool: int = 200
+    policy: Any = None
+    policy_options: Dict[str, Any] = Field(default_factory=dict)
+    strict: bool = False
+    embeddings: Optional[Any] = None
+    search_kwargs: Dict[str, Any] = Field(default_factory=dict)
+    metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
+
+    _options: ReadOptions = PrivateAttr()
+    _selector: Any = PrivateAttr()
+    _pool_builder: DocumentPool = PrivateAttr()
+
+    def __init__(self, *, vectorstore: VectorStore, k: Optional[int] = None,
+                 pool: Optional[int] = None, policy: Any = None,
+                 policy_options: Optional[Mapping[str, Any]] = None,
+                 strict: Optional[bool] = None, embeddings: Any = None,
+                 search_kwargs: Optional[Mapping[str, Any]] = None,
+                 metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+        fields, built = self._setup("MemPursuitRetriever", k, pool, policy, policy_options,
+                                    strict, options)
+        keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None else metadata_keys)
+        super().__init__(vectorstore=vectorstore, **fields, embeddings=embeddings,
+                         search_kwargs=dict(search_kwargs or {}), metadata_keys=keys)
+        self._options, self._selector = built, built.selector()
+        self._pool_builder = DocumentPool(embeddings, vectorstore, keys)
+
+    def _sizes(self) -> tuple[int, int]:
+        k = self._options.budget(4) if self._options.k is None else self._options.k
+        return k, self._options.pool_size(k)
+
+    def candidate_pool(self, query: str) -> CandidatePool[Document]:
+        """The store's top-``pool`` documents for ``query`` as a :class:`CandidatePool`."""
+        docs = self.vectorstore.similarity_search(query, k=self._sizes()[1], **self.search_kwargs)
+        return self._pool_builder.candidate_pool(docs, query)
+
+    async def acandidate_pool(self, query: str) -> CandidatePool[Document]:
+        """:meth:`candidate_pool` through the store's and the embeddings' async calls."""
+        docs = await self.vectorstore.asimilarity_search(query, k=self._sizes()[1],
+                                                         **self.search_kwargs)
+        return await self._pool_builder.acandidate_pool(docs, query)
+
+    def _native(self, query: str, k: int) -> List[Document]:
+        return self.vectorstore.similarity_search(query, k=k, **self.search_kwargs)
+
+    def _get_relevant_documents(self, query: str, *,
+                                run_manager: CallbackManagerForRetrieverRun) -> List[Document]:
+        k = self._sizes()[0]
+        if self.is_native:
+            return self._native(query, k)
+        return read_or_native(lambda: self._select(self.candidate_pool(query), k),
+                              lambda: self._native(query, k), strict=self.strict,
+                              framework="LangChain")
+
+    async def _aget_relevant_documents(self, query: str, *,
+                                       run_manager: AsyncCallbackManagerForRetrieverRun
+                                       ) -> List[Document]:
+        k = self._sizes()[0]
+        if self.is_native:
+            return await self.vectorstore.asimilarity_search(query, k=k, **self.search_kwargs)
+        try:
+            return self._select(await self.acandidate_pool(query), k)
+        except Exception as exc:
+            return read_or_native(_raiser(exc), lambda: self._native(query, k),
+                                  strict=self.strict, framework="LangChain")
+
+
+def _raiser(exc: Exception):
+    def raise_it():
+        raise exc
+    return raise_it

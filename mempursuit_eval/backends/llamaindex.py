@@ -1,0 +1,189 @@
+"""LlamaIndex's ``VectorMemoryBlock`` over a local Qdrant folder, for
+``mempursuit eval --framework llamaindex`` (a ``StoreBackend``).
+
+Needs ``mempursuit[llamaindex]`` and ``llama-index-vector-stores-qdrant``.
+
+* ``build``: every unit is written by the block's own ``aput``, one user message per unit, with
+  ``session_id`` = the unit's group (LlamaIndex's memory session: the LoCoMo conversation, the
+  LongMemEval haystack). The block stores ``<message role='user'>TEXT</message>`` with metadata
+  ``{"session_id": group}`` and the harness's embedder as its embed model (vectors computed in
+  batches first). Timestamps and the benchmark's own sessions are not stored: the block keeps no
+  such fields.
+* ``pool``: the block's own read (``VectorMemoryBlock.aget`` with ``similarity_top_k = size``,
+  filtered to the group by ``session_id``), whose retrieved nodes go to
+  :meth:`mempursuit_llamaindex.MemPursuitPostprocessor.acandidate_pool`, the pool-building
+  function the postprocessor itself uses: the stored vectors read back from Qdrant by node id,
+  Qdrant's scores as the native scores, and only the signals the adapter hands over (the texts,
+  ``session_ids`` and the message role as ``speakers``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
+                                  units_by_group)
+
+__all__ = ["LlamaIndexBackend"]
+
+
+def _harness_embedding(embedder: Embedder):
+    """The harness's embedder as a LlamaIndex ``BaseEmbedding`` with a prefilled cache."""
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.bridge.pydantic import PrivateAttr
+
+    class HarnessEmbedding(BaseEmbedding):
+        _embedder: Any = PrivateAttr()
+        _cache: dict = PrivateAttr(default_factory=dict)
+
+        def prefill(self, texts, vectors) -> None:
+            for text, vec in zip(texts, np.asarray(vectors, dtype=np.float32)):
+                self._cache[text] = vec.tolist()
+
+        def clear(self) -> None:
+            self._cache.clear()
+
+        def _one(self, text: str) -> list:
+            vec = self._cache.get(text)
+            return vec if vec is not None else self._embedder.encode([text])[0].tolist()
+
+        def _get_query_embedding(self, query):
+            return self._one(query)
+
+        async def _aget_query_embedding(self, query):
+            return self._one(query)
+
+        def _get_text_embedding(self, text):
+            return self._one(text)
+
+    model = HarnessEmbedding(model_name=getattr(embedder, "name", "harness"))
+    model._embedder = embedder
+    return model
+
+
+def _recording_store(client):
+    """A ``QdrantVectorStore`` that records the node ids the block writes (nothing else
+    changes), so each node maps back to its unit."""
+    from llama_index.core.bridge.pydantic import PrivateAttr
+    from llama_index.vector_stores.qdrant import QdrantVectorStore
+
+    class RecordingQdrantVectorStore(QdrantVectorStore):
+        _added: list = PrivateAttr(default_factory=list)
+
+        async def async_add(self, nodes, **kwargs):
+            ids = await super().async_add(nodes, **kwargs)
+            self._added.extend(ids)
+            return ids
+
+    return RecordingQdrantVectorStore(collection_name="memories", aclient=client)
+
+
+class LlamaIndexBackend:
+    """LlamaIndex's ``VectorMemoryBlock`` (local Qdrant) as an evaluation store.
+
+    Parameters
+    ----------
+    batch_size : int
+        Units embedded per batch before the block writes them.
+    native : str, optional
+        Only the block's own (dense cosine) order exists: ``"dense"`` or ``"llamaindex"``.
+    """
+
+    def __init__(self, *, batch_size: int = 256, native: str | None = None):
+        if native not in (None, "dense", "llamaindex"):
+            raise ValueError("the llamaindex backend's native order is VectorMemoryBlock's dense "
+                             f"search; got native={native!r}")
+        self.batch_size = int(batch_size)
+        self.name = "llamaindex"
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client = None
+        self._store = None
+        self._embed = None
+        self._groups: dict[str, int] = {}
+        self._uid_of: dict[str, str] = {}
+
+    def _run(self, coro):
+        return self._loop.run_until_complete(coro)
+
+    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
+              progress: Callable[[int], None] | None = None) -> None:
+        from llama_index.core.llms import ChatMessage
+        from llama_index.core.memory import VectorMemoryBlock
+        from qdrant_client import AsyncQdrantClient
+
+        path = Path(workdir) / "llamaindex_qdrant"
+        if path.exists() and any(path.iterdir()):
+            raise ValueError(f"{path} is not empty; use a fresh workdir")
+        self._loop = asyncio.new_event_loop()
+        self._client = AsyncQdrantClient(path=str(path))
+        self._store = _recording_store(self._client)
+        self._embed = _harness_embedding(embedder)
+        block = VectorMemoryBlock(vector_store=self._store, embed_model=self._embed)
+        by_group = units_by_group(units)
+        for group, members in by_group.items():
+            self._groups[group] = len(members)
+            for start in range(0, len(members), self.batch_size):
+                chunk = members[start:start + self.batch_size]
+                # the text the block embeds for one user message (VectorMemoryBlock._aput)
+                stored = [f"<message role='user'>{u.text}</message>" for u in chunk]
+                self._embed.prefill(stored, embedder.encode(stored))
+                for u in chunk:
+                    self._run(block.aput([ChatMessage(role="user", content=u.text)],
+                                         session_id=group))
+                    self._uid_of[str(self._store._added[-1])] = u.uid
+                self._embed.clear()
+                if progress is not None:
+                    progress(len(chunk))
+
+    def pool(self, group: str, query: str, size: int, *,
+             query_vector: np.ndarray | None = None) -> Pool:
+        """The block's own top-``size`` for ``query`` within ``group``, as the adapter's pool."""
+        from llama_index.core.llms import ChatMessage
+        from llama_index.core.memory import VectorMemoryBlock
+        from llama_index.core.postprocessor.types import BaseNodePostprocessor
+
+        from mempursuit_llamaindex import MemPursuitPostprocessor
+
+        size = checked_pool_size(self._store is not None, size)
+        group_entry(self._groups, group)
+        adapter = MemPursuitPostprocessor(policy="native", pool=size, strict=True,
+                                          vector_store=self._store, embed_model=self._embed)
+        seen = []
+
+        class Capture(BaseNodePostprocessor):
+            def _postprocess_nodes(self, nodes, query_bundle=None):
+                raise NotImplementedError("VectorMemoryBlock reads asynchronously")
+
+            async def _apostprocess_nodes(self, nodes, query_bundle=None):
+                seen.append(await adapter.acandidate_pool(nodes, query_bundle))
+                return nodes
+
+        if query_vector is not None:
+            self._embed.prefill([query], np.asarray(query_vector)[None, :])
+        block = VectorMemoryBlock(vector_store=self._store, embed_model=self._embed,
+                                  similarity_top_k=size, node_postprocessors=[Capture()])
+        try:
+            self._run(block.aget([ChatMessage(role="user", content=query)], session_id=group))
+        finally:
+            self._embed.clear()
+        if not seen:  # the block returns before its postprocessors when nothing matched
+            qv = np.asarray(self._embed.get_query_embedding(query) if query_vector is None
+                            else query_vector, dtype=np.float32)
+            return Pool(uids=[], vectors=np.empty((0, qv.shape[0]), dtype=np.float32),
+                        query_vector=qv, signals={})
+        pool = seen[0]
+        return Pool(uids=[self._uid_of[n.node.node_id] for n in pool.items], vectors=pool.vectors,
+                    query_vector=pool.query_vector, native_scores=pool.native_scores,
+                    signals=pool.signals)
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            self._run(client.close())
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
