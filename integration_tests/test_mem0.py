@@ -884,9 +884,8 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
         assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.uids]
         # who wrote each memory, from the speaker metadata the harness wrote through Mem0
         assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
-        assert pool.signals["mem0_bm25"].shape == (len(pool.uids),)
-        if "sparse" in pool.signals:  # the harness's lexical features, where it has them
-            assert pool.signals["sparse"].shape[0] == len(pool.uids)
+        assert pool.signals["bm25"].shape == (len(pool.uids),)  # Mem0's own keyword score
+        assert pool.signals["sparse"].shape[0] == len(pool.uids)  # the pool's tf-idf
         again = backend.pool("A", q, 30, query_vector=emb.encode([q])[0])
         assert again.uids == pool.uids
         with pytest.raises(ValueError, match="hybrid"):
@@ -899,3 +898,40 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
         assert reopened.pool("B", QUERIES[1], 10).uids
     finally:
         reopened.close()
+
+
+def test_eval_backend_reads_through_the_adapter(native_qdrant, conversation, tmp_path):
+    """Parity: ``mempursuit eval --framework mem0`` hands the policy exactly the signals a bound
+    ``Memory.search`` hands it (the adapter's ``candidate_pool``) and ends with the same order,
+    on the same Mem0 store."""
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.backends.mem0 import Mem0Backend, memory_id_for
+    from parity import Recorder, assert_parity, harness_order
+
+    units = [
+        MemoryUnit(uid=f"u{i}", text=t["text"], group="A", session_id=f"S{t['session']}",
+                   source_ids=(t["dia_id"],), timestamp=t["created_at"], speaker=t["speaker"])
+        for i, t in enumerate(conversation["turns"][:90])
+    ]
+    emb = _STEmbedder(native_qdrant.embedding_model.model)
+    backend = Mem0Backend()
+    backend.build(units, embedder=emb, workdir=tmp_path)
+    uid_of = {memory_id_for(u.uid): u.uid for u in units}
+    rec = Recorder()
+    memory = backend.memory
+    try:
+        mempursuit_mem0.bind(memory, k=K, pool=40, strict=True).selector = rec
+        for q in QUERIES[:4]:
+            want, handed = harness_order(backend.pool("A", q, 40), K)
+            got = memory.search(q, filters={"user_id": "A"}, top_k=K)["results"]
+            assert [uid_of[r["id"]] for r in got] == want
+            assert_parity(handed, rec.calls[-1]["signals"],
+                          {"texts", "query_text", "timestamps", "session_ids", "speakers",
+                           "dense", "sparse"})
+        mempursuit_mem0.unbind(memory)
+        backend.dataset_signals = True  # --dataset-signals: the benchmark's labels on request
+        pool = backend.pool("A", QUERIES[0], 40)
+        by_uid = {u.uid: u for u in units}
+        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
+    finally:
+        backend.close()
