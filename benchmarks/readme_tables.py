@@ -42,8 +42,8 @@ ROUND2 = "centered-fusion:dates=0,speaker=0,named=0,gather=0.3"
 
 def measured_before(s: dict) -> bool:
     """A run made before speakers and gather joined the default: its ``centered-fusion`` is
-    today's ``PREVIOUS``."""
-    return PREVIOUS not in s["results"] and DEFAULT in s["results"]
+    today's ``PREVIOUS`` (runs that record their ``signals`` were made after)."""
+    return PREVIOUS not in s["results"] and DEFAULT in s["results"] and "signals" not in s
 
 
 def label(policy: str, before: bool = False) -> str:
@@ -204,25 +204,22 @@ def framework_moves() -> list[str]:
         if run.parent != FRAMEWORK_RUNS or not old.exists():
             continue
         now, then = load(run), json.loads(old.read_text())
-        before = measured_before(then)
-        old_policy = DEFAULT if DEFAULT in then["results"] and not before else None
+        mark = "*" if measured_before(then) else ""  # its centered-fusion: the previous default
         cells = []
         for metric, _ in METRICS:
             nat = (then["results"]["native"]["10"]["overall"][metric],
                    now["results"]["native"]["10"]["overall"][metric])
             new = now["results"][DEFAULT]["10"]["overall"][metric]
-            if old_policy is None:
-                cells += [f"{nat[0]:.1f} → {nat[1]:.1f}", f"n/a → {new:.1f}"]
-                continue
-            prev = then["results"][old_policy]["10"]["overall"][metric]
-            cells += [f"{nat[0]:.1f} → {nat[1]:.1f}", f"{prev:.1f} → {new:.1f} ({new - prev:+.1f})"]
+            prev = then["results"][DEFAULT]["10"]["overall"][metric]
+            cells += [f"{nat[0]:.1f} → {nat[1]:.1f}",
+                      f"{prev:.1f}{mark} → {new:.1f} ({new - prev:+.1f})"]
         rows.append(f"| {framework_name(now['framework'])} | " + " | ".join(cells) + " |")
     if not rows:
         return []
     return ["How far each row moved from round 3's runs (`benchmarks/results/eval/round3/`), whose",
             "stores handed the policy the benchmark's own session ids (and, for Mem0, the harness's",
-            "group-wide BM25), at K = 10 (round 3 → now; LightMem's round-3 run measured the",
-            "previous default, so its default column has no earlier value):", "",
+            "group-wide BM25), at K = 10, complete coverage (round 3 → now; * = round 3 measured",
+            f"the previous default, `{PREVIOUS}`, there):", "",
             "| framework | native, session | default, session | native, turn | default, turn |",
             "|---|---:|---:|---:|---:|", *rows, ""]
 

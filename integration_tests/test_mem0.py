@@ -37,6 +37,7 @@ from mempursuit_core import Selection, Selector, get_selector, select  # noqa: E
 from mempursuit_core.plugins import UnknownNameError, list_adapters, load_adapter  # noqa: E402
 from mempursuit_mem0 import stores as mp_stores  # noqa: E402
 from mempursuit_mem0.search import collect_pool  # noqa: E402
+from mempursuit_eval.backends.mem0_bulk import add_bulk  # noqa: E402
 
 K = 10
 P = 200
@@ -117,13 +118,13 @@ def _bulk_store(store, workdir, conversation, vectors, native_qdrant):
     memory = Mem0Memory.from_config(fx.base_config(workdir, store=store))
     memory.embedding_model = native_qdrant.embedding_model  # one model in memory
     turns = conversation["turns"]
-    mempursuit_mem0.add_bulk(
+    add_bulk(
         memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
         metadata=[{"created_at": t["created_at"], "dia_id": t["dia_id"], "session": t["session"],
                    "speaker": t["speaker"]} for t in turns],
         vectors=vectors, history=False,
     )
-    mempursuit_mem0.add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
+    add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
                              user_id=OTHER, history=False)
     return memory
 
@@ -489,7 +490,7 @@ def hybrid_qdrant(workdir, conversation, turn_vectors, native_qdrant):
     memory.embedding_model = native_qdrant.embedding_model
     memory.vector_store._bm25_encoder = _TokenBM25()
     turns = conversation["turns"][:150]
-    mempursuit_mem0.add_bulk(memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
+    add_bulk(memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
                              metadata=[{"created_at": t["created_at"]} for t in turns],
                              vectors=turn_vectors[:150], history=False)
     yield memory
@@ -605,11 +606,11 @@ def native_pgvector(pg_server, workdir, conversation, turn_vectors, native_qdran
     memory = Mem0Memory.from_config(cfg)
     memory.embedding_model = native_qdrant.embedding_model
     turns = conversation["turns"]
-    mempursuit_mem0.add_bulk(
+    add_bulk(
         memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
         metadata=[{"created_at": t["created_at"], "session": t["session"]} for t in turns],
         vectors=turn_vectors, history=False)
-    mempursuit_mem0.add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
+    add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
                              user_id=OTHER, history=False)
     yield memory
     memory.close()
@@ -762,6 +763,31 @@ def test_strict_raises_where_the_default_falls_back(native_faiss, native_qdrant,
         memory.close()
 
 
+def test_unexpected_construction_order_falls_back(native_qdrant, workdir, conversation,
+                                                 caplog, monkeypatch):
+    """A Mem0 whose parts are not there (or not readable) when ``Memory.__init__`` binds: the
+    memory is built and searches natively with one warning; strict=True raises AdapterError."""
+    import mempursuit_mem0.search as mp_search
+    from mempursuit_mem0.search import AdapterError
+
+    def half_built(store):
+        raise RuntimeError("the store is not set up yet")
+
+    monkeypatch.setattr(mp_search, "_reader_for", half_built)
+    with caplog.at_level(logging.WARNING, logger=LOG):
+        memory = _sibling(native_qdrant, workdir, cls=mempursuit_mem0.Memory)
+    try:
+        binding = mempursuit_mem0.get_binding(memory)
+        assert not binding.active and "construction order" in caplog.text
+        assert "embed" not in vars(memory.embedding_model)  # nothing left half-wrapped
+        got = memory.search(QUERIES[0], filters=_user(conversation), top_k=K)["results"]
+        _assert_native(got, native_qdrant, QUERIES[0], _user(conversation), K)
+        with pytest.raises(AdapterError, match="construction order.*strict=True"):
+            mempursuit_mem0.bind(memory, k=K, strict=True)
+    finally:
+        memory.close()
+
+
 def test_unbind_gives_the_embedder_its_own_embed_back(native_qdrant, workdir):
     memory = _sibling(native_qdrant, workdir)
     embedder = memory.embedding_model
@@ -830,7 +856,7 @@ def test_add_bulk_writes_what_memory_add_writes(workdir):
         meta = {"created_at": "2023-05-08T13:56:00", "dia_id": "D1:1", "user_id": "ignored"}
         a = memory.add("Caroline went to a support group.", user_id="u", infer=False,
                        metadata=dict(meta))["results"][0]["id"]
-        [b] = mempursuit_mem0.add_bulk(memory, ["Caroline went to a support group."],
+        [b] = add_bulk(memory, ["Caroline went to a support group."],
                                        user_id="u", metadata=dict(meta))
         pa, pb = (memory.vector_store.get(i).payload for i in (a, b))
         assert pa == pb

@@ -8,7 +8,10 @@ policy for ``K`` of them with :meth:`CandidatePool.select`, and wraps the whole 
 warning (or raises under ``strict=True``).
 
 The evaluation harness calls the same pool-building function an adapter's users call, so a
-framework row measures what ships. Third-party adapters use these two pieces the same way::
+framework row measures what ships. Signals are what the framework's store really keeps (keys
+read by the built-in policies: ``texts``, ``query_text``, ``timestamps``, ``session_ids``,
+``speakers``, ``positions``, ``lexical``, ``sparse`` / ``query_sparse``); a missing one is left
+out, never made up (``docs/adapters/README.md`` lists them per framework). Third-party adapters use these two pieces the same way::
 
     def search(query, k):
         def ours():

@@ -222,6 +222,17 @@ class PursuitBinding:
     # -------------------------------------------------------------- installation
 
     def _install(self, memory: Any) -> None:
+        try:
+            self._try_install(memory)
+        except AdapterError:
+            raise
+        except Exception as exc:  # e.g. a Mem0 that builds its parts in another order
+            _restore_embed(getattr(memory, "embedding_model", None))
+            vars(memory).pop("_search_vector_store", None)
+            self._deactivate(f"cannot bind to this memory ({type(exc).__name__}: {exc}; a "
+                             "changed Mem0 internal or construction order)")
+
+    def _try_install(self, memory: Any) -> None:
         cls_method = getattr(type(memory), "_search_vector_store", None)
         if cls_method is None or not callable(cls_method):
             self._deactivate(
@@ -239,8 +250,13 @@ class PursuitBinding:
                 f"Memory._search_vector_store no longer takes {missing} (a changed internal)"
             )
             return
+        vector_store = getattr(memory, "vector_store", None)
+        if vector_store is None:
+            self._deactivate("the memory has no vector_store yet (a changed Mem0 construction "
+                             "order)")
+            return
         try:
-            _reader_for(memory.vector_store)
+            _reader_for(vector_store)
         except VectorAccessError as exc:
             self._deactivate(str(exc))
             return
@@ -517,12 +533,19 @@ def collect_pool(
     original = getattr(type(memory), "_search_vector_store")
     if inspect.iscoroutinefunction(original):
         raise TypeError("collect_pool needs a sync mem0.Memory (AsyncMemory: use search())")
+    sig = inspect.signature(original)
+    missing = [p for p in _REQUIRED_PARAMS if p not in sig.parameters]
+    if missing:
+        raise AdapterError(f"Memory._search_vector_store no longer takes {missing}")
+    wanted = {"query": query, "filters": dict(filters), "limit": int(size),
+              "threshold": threshold, "explain": True, "show_expired": show_expired}
+    ba = sig.bind(memory, **{name: value for name, value in wanted.items()
+                             if name in sig.parameters})
     _ensure_capturing(memory.embedding_model)
     cap = _Capture(query)
     token = _CAPTURE.set(cap)
     try:
-        pool = original(memory, query, dict(filters), int(size), threshold, explain=True,
-                        show_expired=show_expired)
+        pool = original(*ba.args, **ba.kwargs)
     finally:
         _CAPTURE.reset(token)
     if pool and cap.vector is None:
@@ -534,9 +557,11 @@ def _native_call(binding: PursuitBinding, memory, query, filters, limit, args, k
     return binding._original(memory)(memory, query, filters, limit, *args, **kwargs)
 
 
-def _pool_call(binding: PursuitBinding, memory, query, filters, limit, args, kwargs, trace):
-    """Arguments for Mem0's retrieval step with ``limit = P``, and the capture of its query
-    vector: ``(bound arguments, explain, K, P, capture, reset)``."""
+def _steps(binding: PursuitBinding, memory, query, filters, limit, args, kwargs,
+           trace: SearchTrace):
+    """A bound search, the same for ``Memory`` and ``AsyncMemory``: a generator that yields
+    Mem0's own retrieval step for a pool of P (the caller runs it, awaiting it when async),
+    receives its result and returns the reordering (a zero-argument callable)."""
     try:
         ba, explain, k, p = binding._plan(memory, query, filters, limit, args, kwargs)
     except Exception as exc:  # a changed call convention
@@ -545,32 +570,46 @@ def _pool_call(binding: PursuitBinding, memory, query, filters, limit, args, kwa
     _ensure_capturing(memory.embedding_model)
     cap = _Capture(query)
     token = _CAPTURE.set(cap)
-    return ba, explain, k, p, cap, lambda: _CAPTURE.reset(token)
-
-
-def _pool_done(trace: SearchTrace, cap: _Capture, t0: float) -> None:
+    t0 = time.perf_counter()
+    try:
+        pool = yield lambda: binding._original(memory)(*ba.args, **ba.kwargs)
+    except Exception as exc:
+        raise AdapterError(f"Mem0's search for a pool of {p} failed: {exc!r}") from exc
+    finally:
+        _CAPTURE.reset(token)
     trace.timings["pool"] = time.perf_counter() - t0
     trace.timings["embed"] = cap.seconds
     trace.query_embed_calls = cap.calls
+    return functools.partial(binding._reorder, memory, query, pool, k, p, cap, explain, trace)
+
+
+def _resume(steps, value=None, error: BaseException | None = None):
+    """Send the pool (or throw its error) into :func:`_steps`; its reordering callable."""
+    try:
+        steps.throw(error) if error is not None else steps.send(value)
+    except StopIteration as done:
+        return done.value
+    raise AdapterError("the bound search asked Mem0 for a second pool")  # never: one yield
+
+
+def _start(binding: PursuitBinding, limit):
+    trace = SearchTrace(policy=binding.policy, k=int(limit))
+    binding._local.trace = trace
+    return trace
 
 
 def _search_sync(memory, query, filters, limit, *args, **kwargs):
     binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
-    trace = SearchTrace(policy=binding.policy, k=int(limit))
-    binding._local.trace = trace
+    trace = _start(binding, limit)
 
     def ours():
-        ba, explain, k, p, cap, reset = _pool_call(binding, memory, query, filters, limit,
-                                                   args, kwargs, trace)
-        t0 = time.perf_counter()
+        steps = _steps(binding, memory, query, filters, limit, args, kwargs, trace)
+        call = next(steps)
         try:
-            pool = binding._original(memory)(*ba.args, **ba.kwargs)
+            pool = call()
         except Exception as exc:
-            raise AdapterError(f"Mem0's search for a pool of {p} failed: {exc!r}") from exc
-        finally:
-            reset()
-        _pool_done(trace, cap, t0)
-        return binding._reorder(memory, query, pool, k, p, cap, explain, trace)
+            return _resume(steps, error=exc)()
+        return _resume(steps, pool)()
 
     return binding._read(
         ours, lambda: _native_call(binding, memory, query, filters, limit, args, kwargs), trace)
@@ -578,23 +617,18 @@ def _search_sync(memory, query, filters, limit, *args, **kwargs):
 
 async def _search_async(memory, query, filters, limit, *args, **kwargs):
     binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
-    trace = SearchTrace(policy=binding.policy, k=int(limit))
-    binding._local.trace = trace
+    trace = _start(binding, limit)
     try:
-        ba, explain, k, p, cap, reset = _pool_call(binding, memory, query, filters, limit,
-                                                   args, kwargs, trace)
-        t0 = time.perf_counter()
+        steps = _steps(binding, memory, query, filters, limit, args, kwargs, trace)
+        call = next(steps)
         try:
-            pool = await binding._original(memory)(*ba.args, **ba.kwargs)
+            pool = await call()
         except Exception as exc:
-            raise AdapterError(f"Mem0's search for a pool of {p} failed: {exc!r}") from exc
-        finally:
-            reset()
-        _pool_done(trace, cap, t0)
+            reorder = _resume(steps, error=exc)
+        else:
+            reorder = _resume(steps, pool)
         # Vector reads may hit a server; keep the event loop free as Mem0 does.
-        out = await asyncio.to_thread(
-            binding._reorder, memory, query, pool, k, p, cap, explain, trace
-        )
+        out = await asyncio.to_thread(reorder)
         binding._local.trace = trace
         return out
     except Exception as exc:

@@ -3,7 +3,7 @@
 * ``build``: one ``mem0.Memory`` (Qdrant local in ``workdir`` by default; FAISS or Chroma on
   request), every unit added as a raw memory (``infer=False`` semantics) with
   ``user_id = unit.group``, backdated ``created_at = unit.timestamp`` and metadata ``uid``,
-  ``session_id``, ``source_ids``, ``speaker``. Written with :func:`mempursuit_mem0.add_bulk`
+  ``session_id``, ``source_ids``, ``speaker``. Written with :func:`mempursuit_eval.backends.mem0_bulk.add_bulk`
   (batched, same payload as ``Memory.add``, no history rows: Mem0 commits one SQLite
   transaction per history row, ~18 ms each here, and search never reads them);
   ``bulk=False`` uses ``Memory.add`` one by one.
@@ -202,7 +202,7 @@ class Mem0Backend:
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
         """Write every unit into a fresh Mem0 store in ``workdir``."""
-        from mempursuit_mem0.bulk import add_bulk
+        from .mem0_bulk import add_bulk
 
         units = list(units)
         self._remember(units)
