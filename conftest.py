@@ -27,23 +27,17 @@ from pathlib import Path
 import pytest
 
 #: Node ids (a module or a single test) allowed to be skipped in CI, and why.
-ALLOWED_CI_SKIPS: dict[str, str] = {
-    # The real LightMem is installable only from its git repository (no registry release), so CI
-    # does not install it; Part 1 of test_lightmem.py runs LightMem's store layout regardless.
-    "integration_tests/test_lightmem.py::test_real_lightmem":
-        "needs the real lightmem package, installed from its git repository",
-    "integration_tests/test_lightmem.py::test_real_lightmem_eval_backend":
-        "needs the real lightmem package, installed from its git repository",
-    "integration_tests/test_lightmem.py::test_store_guard_on_lightmem_config_objects":
-        "needs the real lightmem package, installed from its git repository",
-}
+ALLOWED_CI_SKIPS: dict[str, str] = {}
 
 
 #: Integration modules whose framework installs only from a wheel in ``../shared/wheels/`` (not on
 #: the registry): ``{module node id: wheel file glob}``. In CI such a module may be skipped as a
 #: whole only when that wheel is absent (a user's clone with nothing beside it); where the wheel
 #: is there, ``.ci/run`` installs it and the module must run.
-NEEDS_SHARED_WHEEL: dict[str, str] = {}
+NEEDS_SHARED_WHEEL: dict[str, str] = {
+    # the real LightMem: the registry's "lightmem" is an empty placeholder
+    "integration_tests/test_lightmem_real.py": "lightmem-*.whl",
+}
 
 SHARED_WHEELS = Path(__file__).resolve().parent.parent / "shared" / "wheels"
 

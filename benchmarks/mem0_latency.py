@@ -134,6 +134,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     import mempursuit_mem0
     from mem0 import Memory
+    from mempursuit_eval.backends.mem0_bulk import add_bulk
 
     turns, questions = _locomo(args.locomo, args.memories)
     users = ["bench" if args.scope == "one-user" else conv for _, conv, _ in turns]
@@ -168,8 +169,8 @@ def main(argv=None) -> int:
             else:
                 memory.embedding_model = embedder  # one model in memory
             t = time.perf_counter()
-            mempursuit_mem0.add_bulk(memory, texts, user_id=users, metadata=meta, vectors=vectors,
-                                     history=False)
+            add_bulk(memory, texts, user_id=users, metadata=meta, vectors=vectors,
+                     history=False)
             build = time.perf_counter() - t
             row = {"build_s": build, "policies": {}}
             # warm up: first search (connections, numba compile of the selector kernels)

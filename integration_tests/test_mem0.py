@@ -37,6 +37,7 @@ from mempursuit_core import Selection, Selector, get_selector, select  # noqa: E
 from mempursuit_core.plugins import UnknownNameError, list_adapters, load_adapter  # noqa: E402
 from mempursuit_mem0 import stores as mp_stores  # noqa: E402
 from mempursuit_mem0.search import collect_pool  # noqa: E402
+from mempursuit_eval.backends.mem0_bulk import add_bulk  # noqa: E402
 
 K = 10
 P = 200
@@ -117,13 +118,13 @@ def _bulk_store(store, workdir, conversation, vectors, native_qdrant):
     memory = Mem0Memory.from_config(fx.base_config(workdir, store=store))
     memory.embedding_model = native_qdrant.embedding_model  # one model in memory
     turns = conversation["turns"]
-    mempursuit_mem0.add_bulk(
+    add_bulk(
         memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
         metadata=[{"created_at": t["created_at"], "dia_id": t["dia_id"], "session": t["session"],
                    "speaker": t["speaker"]} for t in turns],
         vectors=vectors, history=False,
     )
-    mempursuit_mem0.add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
+    add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
                              user_id=OTHER, history=False)
     return memory
 
@@ -489,7 +490,7 @@ def hybrid_qdrant(workdir, conversation, turn_vectors, native_qdrant):
     memory.embedding_model = native_qdrant.embedding_model
     memory.vector_store._bm25_encoder = _TokenBM25()
     turns = conversation["turns"][:150]
-    mempursuit_mem0.add_bulk(memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
+    add_bulk(memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
                              metadata=[{"created_at": t["created_at"]} for t in turns],
                              vectors=turn_vectors[:150], history=False)
     yield memory
@@ -597,11 +598,11 @@ def native_pgvector(pg_server, workdir, conversation, turn_vectors, native_qdran
     memory = Mem0Memory.from_config(cfg)
     memory.embedding_model = native_qdrant.embedding_model
     turns = conversation["turns"]
-    mempursuit_mem0.add_bulk(
+    add_bulk(
         memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
         metadata=[{"created_at": t["created_at"], "session": t["session"]} for t in turns],
         vectors=turn_vectors, history=False)
-    mempursuit_mem0.add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
+    add_bulk(memory, [f"{q} -- a memory of {OTHER}" for q in QUERIES],
                              user_id=OTHER, history=False)
     yield memory
     memory.close()
@@ -754,6 +755,31 @@ def test_strict_raises_where_the_default_falls_back(native_faiss, native_qdrant,
         memory.close()
 
 
+def test_unexpected_construction_order_falls_back(native_qdrant, workdir, conversation,
+                                                 caplog, monkeypatch):
+    """A Mem0 whose parts are not there (or not readable) when ``Memory.__init__`` binds: the
+    memory is built and searches natively with one warning; strict=True raises AdapterError."""
+    import mempursuit_mem0.search as mp_search
+    from mempursuit_mem0.search import AdapterError
+
+    def half_built(store):
+        raise RuntimeError("the store is not set up yet")
+
+    monkeypatch.setattr(mp_search, "_reader_for", half_built)
+    with caplog.at_level(logging.WARNING, logger=LOG):
+        memory = _sibling(native_qdrant, workdir, cls=mempursuit_mem0.Memory)
+    try:
+        binding = mempursuit_mem0.get_binding(memory)
+        assert not binding.active and "construction order" in caplog.text
+        assert "embed" not in vars(memory.embedding_model)  # nothing left half-wrapped
+        got = memory.search(QUERIES[0], filters=_user(conversation), top_k=K)["results"]
+        _assert_native(got, native_qdrant, QUERIES[0], _user(conversation), K)
+        with pytest.raises(AdapterError, match="construction order.*strict=True"):
+            mempursuit_mem0.bind(memory, k=K, strict=True)
+    finally:
+        memory.close()
+
+
 def test_unbind_gives_the_embedder_its_own_embed_back(native_qdrant, workdir):
     memory = _sibling(native_qdrant, workdir)
     embedder = memory.embedding_model
@@ -822,7 +848,7 @@ def test_add_bulk_writes_what_memory_add_writes(workdir):
         meta = {"created_at": "2023-05-08T13:56:00", "dia_id": "D1:1", "user_id": "ignored"}
         a = memory.add("Caroline went to a support group.", user_id="u", infer=False,
                        metadata=dict(meta))["results"][0]["id"]
-        [b] = mempursuit_mem0.add_bulk(memory, ["Caroline went to a support group."],
+        [b] = add_bulk(memory, ["Caroline went to a support group."],
                                        user_id="u", metadata=dict(meta))
         pa, pb = (memory.vector_store.get(i).payload for i in (a, b))
         assert pa == pb
@@ -876,9 +902,8 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
         assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.uids]
         # who wrote each memory, from the speaker metadata the harness wrote through Mem0
         assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
-        assert pool.signals["mem0_bm25"].shape == (len(pool.uids),)
-        if "sparse" in pool.signals:  # the harness's lexical features, where it has them
-            assert pool.signals["sparse"].shape[0] == len(pool.uids)
+        assert pool.signals["bm25"].shape == (len(pool.uids),)  # Mem0's own keyword score
+        assert pool.signals["sparse"].shape[0] == len(pool.uids)  # the pool's tf-idf
         again = backend.pool("A", q, 30, query_vector=emb.encode([q])[0])
         assert again.uids == pool.uids
         with pytest.raises(ValueError, match="hybrid"):
@@ -891,3 +916,40 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
         assert reopened.pool("B", QUERIES[1], 10).uids
     finally:
         reopened.close()
+
+
+def test_eval_backend_reads_through_the_adapter(native_qdrant, conversation, tmp_path):
+    """Parity: ``mempursuit eval --framework mem0`` hands the policy exactly the signals a bound
+    ``Memory.search`` hands it (the adapter's ``candidate_pool``) and ends with the same order,
+    on the same Mem0 store."""
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.backends.mem0 import Mem0Backend, memory_id_for
+    from parity import Recorder, assert_parity, harness_order
+
+    units = [
+        MemoryUnit(uid=f"u{i}", text=t["text"], group="A", session_id=f"S{t['session']}",
+                   source_ids=(t["dia_id"],), timestamp=t["created_at"], speaker=t["speaker"])
+        for i, t in enumerate(conversation["turns"][:90])
+    ]
+    emb = _STEmbedder(native_qdrant.embedding_model.model)
+    backend = Mem0Backend()
+    backend.build(units, embedder=emb, workdir=tmp_path)
+    uid_of = {memory_id_for(u.uid): u.uid for u in units}
+    rec = Recorder()
+    memory = backend.memory
+    try:
+        mempursuit_mem0.bind(memory, k=K, pool=40, strict=True).selector = rec
+        for q in QUERIES[:4]:
+            want, handed = harness_order(backend.pool("A", q, 40), K)
+            got = memory.search(q, filters={"user_id": "A"}, top_k=K)["results"]
+            assert [uid_of[r["id"]] for r in got] == want
+            assert_parity(handed, rec.calls[-1]["signals"],
+                          {"texts", "query_text", "timestamps", "session_ids", "speakers",
+                           "dense", "sparse"})
+        mempursuit_mem0.unbind(memory)
+        backend.dataset_signals = True  # --dataset-signals: the benchmark's labels on request
+        pool = backend.pool("A", QUERIES[0], 40)
+        by_uid = {u.uid: u for u in units}
+        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
+    finally:
+        backend.close()

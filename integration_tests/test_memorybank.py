@@ -631,3 +631,39 @@ def test_eval_backend_pools_are_memorybank_l2_search():
     with pytest.raises(ValueError, match="native order is its L2 search"):
         build_backend("memorybank", native_order="hybrid")
     backend.close()
+
+
+def test_eval_backend_reads_through_the_adapter():
+    """Parity: ``mempursuit eval --framework memorybank`` builds its pools with the adapter's own
+    read path (``memorybank_pool``, behind ``MemoryBankStore.read``): over the same documents in
+    the same index order, the policy is handed the same signals and keeps the same seeds."""
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+    from mempursuit_memorybank.documents import get_templates
+    from parity import Recorder, assert_parity, harness_order
+
+    history = load(EN_FILE)["Emily"]["history"]  # turns only: no summaries in either index
+    t = get_templates("en")
+    units = [MemoryUnit(f"Emily:{date}:{i}",
+                        f"{t.user_label} {turn['query'].strip()}; {t.ai_label} {turn['response'].strip()}",
+                        "Emily", date, (f"{date}:{i}",), f"{date}T10:00:00", None)
+             for date, turns in history.items() for i, turn in enumerate(turns)]
+    backend = build_backend("memorybank")
+    backend.build(units, embedder=HashEmbedder())
+    store = MemoryBankStore.from_memory({"history": history}, "Emily", embedder=HashEmbedder(),
+                                        language="en")
+    assert [d.text for d in store.documents] == [backend.document_text(u) for u in units]
+    P, K = 30, 8
+    for q in QUERIES:
+        want, handed = harness_order(backend.pool("Emily", q, P), K)
+        rec = Recorder()
+        res = store.read(q, K, pool=P, policy=rec, strict=True)
+        assert [units[i].uid for i in res.seeds] == want
+        assert_parity(handed, rec.calls[-1]["signals"],
+                      {"texts", "query_text", "timestamps", "session_ids", "positions", "dense"})
+        assert "speakers" not in handed  # a turn document holds the user's and the AI's message
+    backend.dataset_signals = True  # --dataset-signals: the benchmark's labels, on request only
+    pool = backend.pool("Emily", QUERIES[0], P)
+    assert pool.signals["session_ids"] == [u.split(":")[1] for u in pool.uids]
+    assert pool.signals["speakers"] == [None] * len(pool.uids)
+    backend.close()

@@ -475,6 +475,45 @@ def test_eval_backend(tmp_path, minilm_path, locomo0):
     backend.close()
 
 
+def test_eval_backend_reads_through_the_adapter(tmp_path, minilm_path, locomo0):
+    """Parity: ``mempursuit eval --framework simplemem`` hands the policy exactly the signals
+    the shipped adapter hands it, and ends with the same order, on the same SimpleMem store."""
+    from simplemem.core.hybrid_retriever import HybridRetriever
+
+    from mempursuit_core.embed import get_embedder
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.backends.simplemem import SimpleMemBackend
+    from parity import Recorder, assert_parity, harness_order
+
+    backend = SimpleMemBackend()
+    embedder = get_embedder(f"st:{minilm_path}")
+    units = [MemoryUnit(uid=f"conv-a/{i}", text=e.lossless_restatement, group="conv-a",
+                        session_id=e.topic, timestamp=e.timestamp, speaker=e.persons[0])
+             for i, e in enumerate(locomo0[0][:90])]
+    backend.build(units, embedder=embedder, workdir=tmp_path)
+    store = backend._stores["conv-a"]
+    P, K = 40, 10
+    try:
+        for q in questions(locomo0[1], 4):
+            want, handed = harness_order(backend.pool("conv-a", q, P), K)
+            retriever = HybridRetriever(llm_client=None, vector_store=store, semantic_top_k=P,
+                                        enable_planning=False, enable_reflection=False)
+            rec = Recorder()
+            got = MemPursuitRetriever(retriever, k=K, pool=P, policy=rec, strict=True).retrieve(q)
+            assert [e.entry_id for e in got] == want
+            assert_parity(handed, rec.calls[-1]["signals"],
+                          {"texts", "query_text", "timestamps", "lexical", "dense"})
+            assert "session_ids" not in handed and "speakers" not in handed  # SimpleMem keeps none
+        # --dataset-signals: the benchmark's own labels over the adapter's, on request only
+        backend.dataset_signals = True
+        pool = backend.pool("conv-a", questions(locomo0[1])[0], P)
+        by_uid = {u.uid: u for u in units}
+        assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.uids]
+        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
+    finally:
+        backend.close()
+
+
 def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, locomo0):
     """``mempursuit eval --framework simplemem``: the pool's "lexical" signal is LanceDB's BM25
     from the index ``build`` created, per group, read only when a policy asks for it."""

@@ -8,7 +8,10 @@ policy for ``K`` of them with :meth:`CandidatePool.select`, and wraps the whole 
 warning (or raises under ``strict=True``).
 
 The evaluation harness calls the same pool-building function an adapter's users call, so a
-framework row measures what ships. Third-party adapters use these two pieces the same way::
+framework row measures what ships. Signals are what the framework's store really keeps (keys
+read by the built-in policies: ``texts``, ``query_text``, ``timestamps``, ``session_ids``,
+``speakers``, ``positions``, ``lexical``, ``sparse`` / ``query_sparse``); a missing one is left
+out, never made up (``docs/adapters/README.md`` lists them per framework). Third-party adapters use these two pieces the same way::
 
     def search(query, k):
         def ours():
@@ -21,12 +24,14 @@ framework row measures what ships. Third-party adapters use these two pieces the
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 import numpy as np
 
+from .signals import PoolSignals
 from .validation import checked_order
 
 __all__ = ["CandidatePool", "PoolSelection", "read_or_native"]
@@ -90,6 +95,21 @@ class CandidatePool(Generic[T]):
     def __len__(self) -> int:
         return len(self.items)
 
+    def with_signals(self, values: Mapping[str, Any] | None = None, *,
+                     producers: Mapping[str, Callable[[], Any]] | None = None
+                     ) -> "CandidatePool[T]":
+        """The same pool with ``values`` (and lazy ``producers``: key -> zero-argument callable)
+        put over its signals, added or replacing a key.
+
+        For callers that know more than the framework stores (the evaluation harness's
+        ``--dataset-signals``); an adapter hands over only what its framework keeps.
+        """
+        base = self.signals
+        if not isinstance(base, PoolSignals):
+            base = PoolSignals(values=dict(base))
+        signals = base.overlay(values, producers=producers)
+        return dataclasses.replace(self, signals=signals)
+
     def select(self, selector: Any, k: int) -> "PoolSelection[T]":
         """The policy's ``k`` items from this pool, checked (:func:`checked_order`).
 
@@ -136,7 +156,8 @@ class PoolSelection(Generic[T]):
 
 def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bool,
                    framework: str, log: logging.Logger | None = None,
-                   on_fallback: Callable[[str], None] | None = None) -> R:
+                   on_fallback: Callable[[str], None] | None = None,
+                   strict_error: Callable[[str], Exception] | None = None) -> R:
     """``ours()``; on any exception, the framework's own result ``native()`` and one warning.
 
     Parameters
@@ -153,18 +174,25 @@ def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bo
         Where the warning goes (default the ``mempursuit`` logger).
     on_fallback : callable, optional
         Called with the reason (``"TypeError: ..."``) before ``native()`` runs.
+    strict_error : callable, optional
+        Under ``strict``, raise ``strict_error(reason)`` (chained) instead of the exception
+        itself: an adapter's own error type.
 
     Raises
     ------
     Exception
-        Whatever ``ours`` raised, when ``strict``; whatever ``native`` raises, always.
+        Whatever ``ours`` raised (or ``strict_error(reason)``), when ``strict``; whatever
+        ``native`` raises, always.
     """
     try:
         return ours()
     except Exception as exc:  # the adapter must never cost the user the native result
-        if strict:
-            raise
         reason = f"{type(exc).__name__}: {exc}"
+        if strict:
+            if strict_error is None:
+                raise
+            raise strict_error(f"{reason} (strict=True; strict=False returns {framework}'s own "
+                               "result with a warning)") from exc
         (log or logger).warning("mempursuit could not reorder this %s read (%s); returning %s's "
                                 "own result (strict=True raises instead)", framework, reason,
                                 framework)

@@ -80,6 +80,18 @@ class PoolSignals(Mapping):
         out._values = dict(self._values)
         return out
 
+    def overlay(self, values: Mapping[str, Any] | None = None, *,
+                producers: Mapping[str, Callable[[], Any]] | None = None) -> "PoolSignals":
+        """These signals with ``values`` (and lazy ``producers``) put over them: added, or
+        replacing the same keys; the others stay lazy and values already computed are kept."""
+        values, producers = dict(values or {}), dict(producers or {})
+        new = values.keys() | producers.keys()
+        keep = lambda d: {k: v for k, v in d.items() if k not in new}  # noqa: E731
+        out = PoolSignals({**keep(self._producers), **producers},
+                          values={**keep(self._ready), **values}, optional=keep(self._optional))
+        out._values = keep(self._values)
+        return out
+
     def computed(self) -> list[str]:
         """Keys read so far (what policies actually read)."""
         return list(self._values)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_
 import numpy as np
 
 __all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore", "checked_pool_size",
-           "group_entry"]
+           "group_entry", "pool_from_candidates", "DATASET_SIGNALS"]
 
 T = TypeVar("T")
 
@@ -98,6 +98,43 @@ class Pool:
     query_vector: np.ndarray
     native_scores: np.ndarray | None = None
     signals: dict[str, Any] = field(default_factory=dict)
+
+
+#: What ``--dataset-signals`` adds to a framework store's pools: the benchmark's own labels.
+DATASET_SIGNALS = ("session_ids", "speakers")
+
+
+def pool_from_candidates(pool: Any, uids: Sequence[str], *,
+                         units: Mapping[str, "MemoryUnit"] | None = None,
+                         dataset_signals: bool = False,
+                         producers: Mapping[str, Callable[[], Any]] | None = None) -> Pool:
+    """The harness's :class:`Pool` for an adapter's :class:`~mempursuit_core.readpath.CandidatePool`.
+
+    Parameters
+    ----------
+    pool : CandidatePool, length P
+        What the adapter's read path built (signals as the framework stores them).
+    uids : list of str, length P
+        The harness unit of each pool item.
+    units : mapping, optional
+        Units by uid (needed with ``dataset_signals``).
+    dataset_signals : bool
+        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
+        (``--dataset-signals``; the run's config and reports say so).
+    producers : mapping, optional
+        Further lazy signals the harness adds (key -> zero-argument callable).
+    """
+    uids = list(uids)
+    extra: dict[str, Any] = {}
+    if dataset_signals:
+        if units is None:
+            raise ValueError("dataset_signals needs the units")
+        extra = {"session_ids": [units[u].session_id for u in uids],
+                 "speakers": [units[u].speaker for u in uids]}
+    if extra or producers:
+        pool = pool.with_signals(extra, producers=producers)
+    return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
+                native_scores=pool.native_scores, signals=pool.signals)
 
 
 @runtime_checkable

@@ -93,6 +93,10 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
                         "weights after min-max normalisation); default dense")
     g.add_argument("--backend-opt", type=_kv, action="append", default=[], metavar="KEY=VALUE",
                    help="option for the store factory (repeatable; VALUE parsed as JSON if it can be)")
+    g.add_argument("--dataset-signals", action="store_true",
+                   help="framework stores: put the benchmark's own session ids and speakers over "
+                        "the signals the adapter hands over (labelled in the reports; default: "
+                        "only what the framework's store keeps)")
     g.add_argument("--k", type=int, nargs="+", default=[10, 20, 50], metavar="K",
                    help="budgets (default 10 20 50)")
     g.add_argument("--policies", nargs="+", default=["native", DEFAULT_POLICY], metavar="NAME",
@@ -162,6 +166,7 @@ def _config_from_args(args):
         categories=args.categories, limit=args.limit, groups=args.groups,
         embedder=args.embedder, embedder_threads=args.embed_threads,
         native_order=args.native_order, backend_options=dict(args.backend_opt),
+        dataset_signals=args.dataset_signals,
         policy_options=policy_options, cache_dir=args.cache_dir, no_cache=args.no_cache,
         threads=args.threads, latency_sample=args.latency_sample, bootstrap=args.bootstrap,
         seed=args.seed, prefix=not args.no_prefix, progress=not args.quiet,

@@ -109,6 +109,7 @@ def markdown_report(summary: dict) -> str:
         "- *session* = complete coverage at the session level (every gold session kept), "
         "*turn* = complete coverage at the turn / message level (every gold turn kept)",
         f"- baseline for paired statistics: `{s['baseline']}` (the pool's native first K)",
+        *([f"- signals: {s['signals']}"] if s.get("signals") else []),
         "",
         "## Retrieval",
         "",

@@ -76,6 +76,9 @@ class EvalConfig:
     embed_batch: int = 64
     native_order: str = "dense"
     backend_options: dict = field(default_factory=dict)
+    # a framework store's pools get the benchmark's own session ids and speakers on top of what
+    # the adapter hands over (labelled in the reports; the plain store's signals are its own)
+    dataset_signals: bool = False
     policy_options: dict = field(default_factory=dict)
     cache_dir: str | None = None
     no_cache: bool = False
@@ -135,6 +138,10 @@ class EvalConfig:
             self.qa_k = tuple(sorted({int(x) for x in self.qa_k}))
         if self.answerer_url and not self.model:
             raise ValueError("--answerer-url needs --model")
+        if self.dataset_signals and (self.framework in ("plain", "builtin") or self.mem0_config):
+            raise ValueError("--dataset-signals applies to a framework's store built from the "
+                             "benchmark (--framework mem0 / lightmem / simplemem / memorybank); "
+                             "the plain store and your own Mem0 store hand over their own signals")
         if int(self.batch) < 1:
             raise ValueError("batch must be >= 1")
         _check_int("--latency-sample", self.latency_sample, 0, "questions timed one by one; "
@@ -525,6 +532,8 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
               f"{len(ds.groups())} group(s)" + (f"; left out: {_describe(left_out)}" if left_out
                                                 else ""))
     store_options = dict(cfg.backend_options)
+    if cfg.dataset_signals:
+        store_options["dataset_signals"] = True
     if cfg.mem0_config:
         store_options["config"] = cfg.mem0_config
     restore_logs = _hold_back_framework_logs(cfg.framework)
@@ -724,6 +733,16 @@ def _describe(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
 
 
+def signal_source(cfg: EvalConfig) -> str:
+    """Where the policies' signals came from, as the reports say it."""
+    if cfg.framework in ("plain", "builtin"):
+        return "the plain store's own (the dataset's labels are its store)"
+    if cfg.dataset_signals:
+        return (f"DATASET SIGNALS: what {cfg.framework}'s adapter hands over, with the benchmark's "
+                "own session ids and speakers put over them (--dataset-signals)")
+    return f"what {cfg.framework}'s adapter hands over (its store's own)"
+
+
 def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records: list[dict],
                latency: dict, qa_info: dict | None, embedder_name: str) -> dict:
     scored = [r for r in records if r["metrics"]]
@@ -804,6 +823,7 @@ def _summarise(cfg: EvalConfig, ds: Dataset, questions: list[Question], records:
         "n_scored": len(scored),
         "n_without_gold": len(records) - len(scored),
         "mean_pool_size": mean_pool,
+        "signals": signal_source(cfg),
         "notes": list(ds.notes),
         "warnings": warnings,
         "metric_names": dict(LONGMEMEVAL_NAMES),

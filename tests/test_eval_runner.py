@@ -273,3 +273,19 @@ def test_the_readmes_main_job_runs_as_written(cache, tmp_path, capsys):
 
     assert summary["policies"] == ["native", DEFAULT_POLICY] and summary["n_scored"] > 0
     assert (out / "summary.md").read_text().startswith("# mempursuit eval")
+
+
+def test_dataset_signals_are_opt_in_and_labelled(locomo_run, cache, embedder, tmp_path):
+    """A framework store's pools carry only what its adapter hands over unless the run asks for
+    the benchmark's own labels (``--dataset-signals``), and then config and reports say so."""
+    from mempursuit_eval.runner import EvalConfig, signal_source
+
+    summary, out = locomo_run
+    assert json.loads((out / "config.json").read_text())["dataset_signals"] is False
+    assert summary["signals"].startswith("the plain store's own")
+    assert "- signals: the plain store's own" in (out / "summary.md").read_text()
+    with pytest.raises(ValueError, match="--dataset-signals applies to a framework's store"):
+        run_eval(**_base(cache, embedder, dataset_signals=True))
+    cfg = EvalConfig(framework="memorybank", dataset_signals=True)
+    assert signal_source(cfg).startswith("DATASET SIGNALS")
+    assert "adapter hands over" in signal_source(EvalConfig(framework="memorybank"))

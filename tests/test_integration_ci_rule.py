@@ -45,15 +45,13 @@ MODULES = {
         def test_skips():
             pytest.skip("optional channel")
         """,
-    # Stands in for the real-LightMem tests: the allowed node ids, all skipped.
-    "test_lightmem.py": """
+    # Stands in for test_lightmem_real.py: its framework installs only from ../shared/wheels.
+    "test_lightmem_real.py": """
         import pytest
+        pytest.skip("real LightMem not importable", allow_module_level=True)
 
         def test_real_lightmem():
-            pytest.skip("real LightMem not importable")
-
-        def test_real_lightmem_eval_backend():
-            pytest.skip("real LightMem not importable")
+            pass
         """,
 }
 
@@ -109,11 +107,18 @@ def test_every_test_skipped_counts_as_the_module_skipped(tmp_path):
     assert "test_partly.py" not in section and "test_ok.py" not in section  # tests ran there
 
 
-def test_real_lightmem_is_the_named_exception(tmp_path):
-    root = _tree(tmp_path, ["test_ok.py", "test_partly.py", "test_lightmem.py"])
-    rc, text = _run(root, "true")
+def test_a_shared_wheel_module_may_skip_only_without_its_wheel(tmp_path):
+    root = _tree(tmp_path, ["test_ok.py", "test_partly.py", "test_lightmem_real.py"])
+    rc, text = _run(root, "true")  # a clone with nothing beside it: no ../shared/wheels
     assert rc == pytest.ExitCode.OK, text
-    assert "skipped as a whole" not in text and "4 skipped" in text
+    assert "skipped as a whole" not in text
+    wheels = tmp_path / "shared" / "wheels"  # ../shared/wheels of the tree's root
+    wheels.mkdir(parents=True)
+    (wheels / "lightmem-0.1.0-py3-none-any.whl").write_bytes(b"")
+    rc, text = _run(root, "true")
+    assert rc == pytest.ExitCode.TESTS_FAILED, text
+    assert ("integration_tests/test_lightmem_real.py: skipped at collection: real LightMem not "
+            "importable") in text
 
 
 def test_failures_keep_their_own_exit_status(tmp_path):

@@ -73,3 +73,30 @@ def test_success_does_not_call_native():
         raise AssertionError("native ran")
 
     assert read_or_native(lambda: ["ours"], native, strict=False, framework="Demo") == ["ours"]
+
+
+def test_with_signals_puts_values_over_the_adapters_and_stays_lazy():
+    pool = _pool()
+    reads = []
+    more = pool.with_signals({"session_ids": list("aabbcc")},
+                             producers={"speakers": lambda: reads.append(1) or list("xyxyxy")})
+    assert more.signals["session_ids"] == list("aabbcc") and "session_ids" not in pool.signals
+    assert more.signals["texts"] == pool.items  # the adapter's signals stay
+    assert more.signals.computed() == ["session_ids", "texts"] and reads == []
+    assert more.signals["speakers"] == list("xyxyxy") and reads == [1]
+    replaced = more.with_signals({"texts": ["t"] * 6})
+    assert replaced.signals["texts"] == ["t"] * 6 and more.signals["texts"] == pool.items
+    plain = CandidatePool(["a"], np.ones(2), np.ones((1, 2)), signals={"texts": ["a"]})
+    assert dict(plain.with_signals({"speakers": ["x"]}).signals) == {"texts": ["a"],
+                                                                     "speakers": ["x"]}
+
+
+def test_strict_error_is_the_adapters_own_type():
+    class AdapterError(RuntimeError):
+        pass
+
+    with pytest.raises(AdapterError, match=r"KeyError: 'x' \(strict=True; strict=False returns "
+                                           r"Demo's own result") as info:
+        read_or_native(lambda: {}["x"], lambda: ["native"], strict=True, framework="Demo",
+                       strict_error=AdapterError)
+    assert isinstance(info.value.__cause__, KeyError)

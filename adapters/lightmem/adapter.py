@@ -53,7 +53,8 @@ import numpy as np
 from mempursuit_core import Selection, Selector
 from mempursuit_core.selectors import NativeSelector
 from mempursuit_core.options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
-from mempursuit_core.validation import check_int, checked_order
+from mempursuit_core.readpath import CandidatePool, read_or_native
+from mempursuit_core.validation import check_int
 from mempursuit_core.signals import pool_signals
 
 __all__ = [
@@ -76,36 +77,63 @@ class StoreDeletionError(ValueError):
     """Opening this LightMem config would delete an existing Qdrant store directory."""
 
 
-@dataclass
-class LightMemPool:
-    """LightMem's native candidate pool for one query.
+class LightMemPool(CandidatePool):
+    """LightMem's native candidate pool for one query (a :class:`CandidatePool`).
 
     Attributes
     ----------
+    items : list of dict, length P
+        LightMem's hits ``{"id", "score", "payload"}`` in native order (descending cosine).
     ids : list, length P
-        Qdrant point ids in native order (descending cosine score).
+        Qdrant point ids.
     scores : ndarray of float64, shape (P,)
-        Qdrant's cosine scores (higher is better).
+        Qdrant's cosine scores (``native_scores``).
     payloads : list of dict, length P
-        The stored payloads (``time_stamp``, ``weekday``, ``memory``, ...).
+        The stored payloads (``time_stamp``, ``weekday``, ``memory``, ``speaker_name``, ...).
     vectors : ndarray of float32, shape (P, d)
         The stored vectors, as Qdrant returns them (unit length for a cosine collection).
     query_vector : ndarray of float32, shape (d,)
         The query embedding from LightMem's embedder.
+    signals : PoolSignals
+        What LightMem stores about each memory (:func:`lightmem_signals`).
     """
 
-    ids: list
-    scores: np.ndarray
-    payloads: list[dict]
-    vectors: np.ndarray
-    query_vector: np.ndarray
+    @property
+    def ids(self) -> list:
+        return [h["id"] for h in self.items]
 
-    def __len__(self) -> int:
-        return len(self.ids)
+    @property
+    def scores(self) -> np.ndarray:
+        return self.native_scores
+
+    @property
+    def payloads(self) -> list[dict]:
+        return [h["payload"] for h in self.items]
 
     def entry(self, i: int) -> dict:
         """Position ``i`` as LightMem's ``search(..., return_full=True)`` reports a hit."""
-        return {"id": self.ids[i], "score": float(self.scores[i]), "payload": self.payloads[i]}
+        return self.items[i]
+
+
+def lightmem_signals(payloads: list[Mapping[str, Any]], query: str):
+    """The signals LightMem's payloads hold, for a pool in native order.
+
+    ``texts`` (``memory``, as ``retrieve`` shows it), ``query_text``, ``timestamps``
+    (``time_stamp``), ``speakers`` (``speaker_name``, else ``speaker_id``; None where both are
+    empty) and tf-idf features over the pool's texts. LightMem keeps no session id (its
+    ``topic_id`` is a topic segment) and no write order; the default policy groups memories
+    by the day of ``time_stamp`` instead.
+    """
+    def speaker(p):
+        for key in ("speaker_name", "speaker_id"):
+            value = p.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+        return None
+
+    return pool_signals([str(p.get("memory", "")) for p in payloads], query,
+                        timestamps=[p.get("time_stamp") for p in payloads],
+                        speakers=[speaker(p) for p in payloads])
 
 
 @dataclass
@@ -399,8 +427,10 @@ class MemPursuitLightMemory(LegacyOptionNames):
              size: int | None = None) -> LightMemPool:
         """LightMem's native top-``size`` hits for ``query`` with their stored vectors.
 
-        The same Qdrant call as ``LightMemory.retrieve`` (LightMem's query embedding, its
-        filter translation, cosine order) with ``limit=size`` (default ``pool``).
+        The one read path of this adapter (``retrieve``, ``select`` and the evaluation harness
+        all read through it): the same Qdrant call as ``LightMemory.retrieve`` (LightMem's
+        query embedding, its filter translation, cosine order) with ``limit=size`` (default
+        ``pool``), as a :class:`LightMemPool` with the signals LightMem stores.
         """
         size = self.options.pool if size is None else check_int("size", size)
         retriever = self.memory.embedding_retriever
@@ -425,13 +455,11 @@ class MemPursuitLightMemory(LegacyOptionNames):
                 )
         else:
             vectors = np.empty((0, qv.shape[0]), dtype=np.float32)
-        return LightMemPool(
-            ids=[p.id for p in points],
-            scores=np.asarray([p.score for p in points], dtype=np.float64),
-            payloads=[dict(p.payload or {}) for p in points],
-            vectors=vectors,
-            query_vector=qv,
-        )
+        hits = [{"id": p.id, "score": float(p.score), "payload": dict(p.payload or {})}
+                for p in points]
+        return LightMemPool(hits, qv, vectors,
+                            native_scores=np.asarray([p.score for p in points], dtype=np.float64),
+                            signals=lightmem_signals([h["payload"] for h in hits], query))
 
     def select(
         self,
@@ -450,13 +478,16 @@ class MemPursuitLightMemory(LegacyOptionNames):
         LightMem's native hits (top ``limit``, tag-filtered) and ``fallback_reason`` says why.
         """
         limit = self.options.budget(check_int("limit", limit))
-        try:
-            return self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged)
-        except Exception as exc:  # the adapter must never cost the user the native result
-            reason = self._fallback_reason(exc, limit)
+        reasons: list[str] = []
+
+        def native() -> LightMemSelection:
             entries = self._native_hits(query, limit, filters, boundmem_tags,
                                         boundmem_drop_untagged)
-            return LightMemSelection(entries=entries, fallback_reason=reason)
+            return LightMemSelection(entries=entries, fallback_reason=reasons[-1])
+
+        return self._read(
+            lambda: self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged),
+            native, reasons.append)
 
     def retrieve(
         self,
@@ -495,10 +526,12 @@ class MemPursuitLightMemory(LegacyOptionNames):
             returns, and the reason is logged at WARNING.
         """
         limit = self.options.budget(check_int("limit", limit))
-        try:
+
+        def ours() -> list:
             result = self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged)
-        except Exception as exc:  # the adapter must never cost the user the native result
-            self._fallback_reason(exc, limit)
+            return result.entries if return_full else _format_hits(result.entries, boundmem_tags)
+
+        def native() -> list:
             if return_full:
                 return self._native_hits(query, limit, filters, boundmem_tags,
                                          boundmem_drop_untagged)
@@ -507,9 +540,8 @@ class MemPursuitLightMemory(LegacyOptionNames):
                 kwargs = dict(boundmem_tags=boundmem_tags,
                               boundmem_drop_untagged=boundmem_drop_untagged)
             return list(self.memory.retrieve(query, limit, filters, **kwargs))
-        if return_full:
-            return result.entries
-        return _format_hits(result.entries, boundmem_tags)
+
+        return self._read(ours, native)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -532,27 +564,20 @@ class MemPursuitLightMemory(LegacyOptionNames):
         if not hits:
             return LightMemSelection(entries=[], pool=pool)
         # the policy reads the text LightMem shows (tag prefixes stripped), as the answerer will
-        payloads = [_shown_payload(h["payload"], boundmem_tags) for h in hits]
-        signals = pool_signals([str(p.get("memory", "")) for p in payloads], query,
-                               timestamps=[p.get("time_stamp") for p in payloads])
-        selection = self.selector.select(
-            pool.query_vector, pool.vectors[idx], limit, native_scores=pool.scores[idx],
-            signals=signals,
-        )
-        order = checked_order(selection, limit, len(idx), self.selector)
-        entries = [hits[j] for j in order]
-        return LightMemSelection(entries=entries, pool=pool, selection=selection,
+        candidates = pool
+        if boundmem_tags is not None:
+            shown = [_shown_payload(h["payload"], boundmem_tags) for h in hits]
+            candidates = LightMemPool(hits, pool.query_vector, pool.vectors[idx],
+                                      native_scores=pool.scores[idx],
+                                      signals=lightmem_signals(shown, query))
+        chosen = candidates.select(self.selector, limit)
+        return LightMemSelection(entries=chosen.items, pool=pool, selection=chosen.selection,
                                  info={"candidates": idx})
 
-    def _fallback_reason(self, exc: BaseException, limit: int) -> str:
-        if self.options.strict:
-            raise exc
-        reason = f"{type(exc).__name__}: {exc}"
-        logger.warning(
-            "MemPursuit selection failed for LightMem (%s); returning LightMem's native top-%d",
-            reason, limit,
-        )
-        return reason
+    def _read(self, ours, native, on_fallback=None):
+        """``ours()``, or LightMem's own result with one warning (:func:`read_or_native`)."""
+        return read_or_native(ours, native, strict=self.options.strict, framework="LightMem",
+                              log=logger, on_fallback=on_fallback)
 
     def _native_hits(self, query, limit, filters, boundmem_tags, drop_untagged) -> list[dict]:
         """LightMem's native hits, obtained exactly as ``LightMemory.retrieve`` obtains them."""

@@ -74,16 +74,20 @@ _LAZY = {
     "VectorAccessError": ("stores", "VectorAccessError"),
     "MemPursuitReranker": ("reranker", "MemPursuitReranker"),
     "MemPursuitRerankerConfig": ("reranker_config", "MemPursuitRerankerConfig"),
-    "add_bulk": ("bulk", "add_bulk"),
 }
+
+_MOVED = {"add_bulk": "mempursuit_eval.backends.mem0_bulk.add_bulk (the harness's: it copies "
+                      "Mem0's private write path)"}
 
 
 def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
+    if name in _MOVED:
+        raise AttributeError(f"mempursuit_mem0.{name} moved to {_MOVED[name]}")
     if target is None:
         raise AttributeError(f"module 'mempursuit_mem0' has no attribute {name!r}")
     module_name, attr = target
-    if module_name in ("memory", "reranker", "reranker_config", "bulk"):
+    if module_name in ("memory", "reranker", "reranker_config"):
         _need_mem0(name)
     value = getattr(importlib.import_module(f".{module_name}", __name__), attr)
     globals()[name] = value

@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mempursuit_core.readpath import CandidatePool, read_or_native
 from mempursuit_core.signals import PoolSignals
 from mempursuit_core.validation import checked_order
 
@@ -51,6 +52,7 @@ __all__ = [
     "unbind",
     "get_binding",
     "wrap",
+    "candidate_pool",
     "collect_pool",
     "PreparedPool",
     "META_KEY",
@@ -220,6 +222,17 @@ class PursuitBinding:
     # -------------------------------------------------------------- installation
 
     def _install(self, memory: Any) -> None:
+        try:
+            self._try_install(memory)
+        except AdapterError:
+            raise
+        except Exception as exc:  # e.g. a Mem0 that builds its parts in another order
+            _restore_embed(getattr(memory, "embedding_model", None))
+            vars(memory).pop("_search_vector_store", None)
+            self._deactivate(f"cannot bind to this memory ({type(exc).__name__}: {exc}; a "
+                             "changed Mem0 internal or construction order)")
+
+    def _try_install(self, memory: Any) -> None:
         cls_method = getattr(type(memory), "_search_vector_store", None)
         if cls_method is None or not callable(cls_method):
             self._deactivate(
@@ -237,8 +250,13 @@ class PursuitBinding:
                 f"Memory._search_vector_store no longer takes {missing} (a changed internal)"
             )
             return
+        vector_store = getattr(memory, "vector_store", None)
+        if vector_store is None:
+            self._deactivate("the memory has no vector_store yet (a changed Mem0 construction "
+                             "order)")
+            return
         try:
-            _reader_for(memory.vector_store)
+            _reader_for(vector_store)
         except VectorAccessError as exc:
             self._deactivate(str(exc))
             return
@@ -293,19 +311,25 @@ class PursuitBinding:
             ba.arguments["explain"] = True  # per-item semantic / BM25 / entity scores
         return ba, explain, k, p
 
-    def _warn_fallback(self, trace: SearchTrace, reason: str) -> None:
-        if self.settings.strict:
-            raise AdapterError(f"{reason} (strict=True; strict=False returns Mem0's native "
-                               "result with a warning)")
-        trace.fallback = reason
-        logger.warning("mempursuit: returning Mem0's native result: %s", reason)
+    def _read(self, ours: Callable[[], Any], native: Callable[[], Any], trace: SearchTrace):
+        """``ours()``, or Mem0's own result with one warning (:func:`read_or_native`)."""
+        def noted(reason: str) -> None:
+            trace.fallback = reason
+
+        return read_or_native(ours, native, strict=self.settings.strict, framework="Mem0",
+                              log=logger, on_fallback=noted, strict_error=AdapterError)
 
     def _reorder(
         self, memory, query: str, pool: list, k: int, p: int, cap: _Capture, explain: bool,
         trace: SearchTrace,
     ) -> list:
         trace.pool_size = len(pool) if isinstance(pool, list) else 0
-        prepared = _prepare(memory, query, pool, cap, trace)
+        if cap.vector is None:
+            raise AdapterError(
+                "the query embedding Mem0 computed was not seen (embedding_model.embed(query, "
+                "'search') was not called on the wrapped embedder)"
+            )
+        prepared = candidate_pool(memory, query, pool, cap.vector, trace=trace)
         if prepared is None:
             return []
         t0 = time.perf_counter()
@@ -339,15 +363,15 @@ class PursuitBinding:
             out.append(item)
         return out
 
-@dataclass
-class PreparedPool:
-    """Mem0's pool for one query, ready for a selector.
+class PreparedPool(CandidatePool):
+    """Mem0's pool for one query, ready for a selector (a :class:`CandidatePool`).
 
     Attributes
     ----------
     items : list of dict, length P
         Mem0's result dicts in Mem0's native (combined-score) order.
     ids : list of str, length P
+        Their memory ids.
     vectors : ndarray of float32, shape (P, d)
         The stored vectors of ``ids``, read from the vector store.
     query_vector : ndarray of float64, shape (d,)
@@ -355,23 +379,49 @@ class PreparedPool:
     native_scores : ndarray of float64, shape (P,)
         Mem0's combined scores.
     signals : Mapping
-        ``dense`` (semantic score), ``bm25`` and ``entity`` (Mem0's normalised keyword score and
-        entity boost; zeros where Mem0 has none), ``timestamps`` (``created_at``), ``texts``,
-        ``speakers`` (the ``speaker`` metadata, else ``actor_id``, else ``role``),
-        and, when Mem0's Qdrant store keeps BM25 sparse vectors, ``sparse`` (P, m) over the
-        pool's vocabulary, ``query_sparse`` (m,) and ``sparse_terms`` (m token ids).
+        What Mem0 keeps about each memory: ``dense`` (semantic score), ``bm25`` and ``entity``
+        (Mem0's normalised keyword score and entity boost; zeros where Mem0 has none),
+        ``lexical`` (= ``bm25`` when Mem0's keyword channel ran), ``timestamps``
+        (``created_at``), ``texts``, ``query_text``, ``speakers`` (the ``speaker`` metadata,
+        else ``actor_id``, else ``role``), ``session_ids`` (``run_id``, else the
+        ``session_id`` metadata; absent when no memory of the pool has either), and lexical
+        features: ``sparse`` (P, m), ``query_sparse`` (m,), ``sparse_terms`` (m,) from the BM25
+        sparse vectors Mem0's Qdrant store keeps, else tf-idf over the pool's texts.
     """
 
-    items: list
-    ids: list[str]
-    vectors: np.ndarray
-    query_vector: np.ndarray
-    native_scores: np.ndarray
-    signals: Mapping
+    @property
+    def ids(self) -> list[str]:
+        return [str(item["id"]) for item in self.items]
 
 
-def _prepare(memory, query: str, pool: list, cap: _Capture, trace: SearchTrace | None = None):
-    """Stored vectors, query vector, scores and signals for Mem0's pool (None when empty)."""
+def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
+                   trace: SearchTrace | None = None) -> PreparedPool | None:
+    """Mem0's pool for ``query`` as a :class:`~mempursuit_core.readpath.CandidatePool`.
+
+    The one read path of this adapter: a bound search and the evaluation harness
+    (:func:`collect_pool`) both turn Mem0's retrieval result into a pool here.
+
+    Parameters
+    ----------
+    memory : mem0.Memory or mem0.AsyncMemory
+    query : str
+    pool : list of dict, length P
+        What Mem0's ``_search_vector_store`` returned (``explain=True``), native order.
+    query_vector : sequence of float, shape (d,)
+        The query embedding Mem0 computed for it.
+
+    Returns
+    -------
+    PreparedPool or None
+        None when the pool is empty. Stored vectors are read from the vector store by memory
+        id (never re-embedded); signals as :class:`PreparedPool` lists.
+
+    Raises
+    ------
+    AdapterError
+        When the pool is not Mem0's result dicts, holds an id twice, or the stored vectors'
+        dimension differs from the query's.
+    """
     if not isinstance(pool, list):
         raise AdapterError(f"Mem0 returned a {type(pool).__name__} pool, expected a list")
     if not pool:
@@ -385,12 +435,7 @@ def _prepare(memory, query: str, pool: list, cap: _Capture, trace: SearchTrace |
         trace.pool_ids = ids
     if len(set(ids)) != len(ids):
         raise AdapterError("Mem0's pool holds the same memory id twice")
-    if cap.vector is None:
-        raise AdapterError(
-            "the query embedding Mem0 computed was not seen (embedding_model.embed(query, "
-            "'search') was not called on the wrapped embedder)"
-        )
-    q = np.asarray(cap.vector, dtype=np.float64).reshape(-1)
+    q = np.asarray(query_vector, dtype=np.float64).reshape(-1)
     t0 = time.perf_counter()
     stored = fetch_stored_vectors(memory.vector_store, ids)
     if trace is not None:
@@ -402,7 +447,7 @@ def _prepare(memory, query: str, pool: list, cap: _Capture, trace: SearchTrace |
         )
     native_scores = np.array([float(item.get("score") or 0.0) for item in pool], dtype=np.float64)
     signals = _pool_signals(memory, query, pool, stored)
-    return PreparedPool(pool, ids, stored.dense, q, native_scores, signals)
+    return PreparedPool(pool, q, stored.dense, native_scores=native_scores, signals=signals)
 
 
 def _speaker(item: dict) -> str | None:
@@ -416,6 +461,16 @@ def _speaker(item: dict) -> str | None:
     return None
 
 
+def _session(item: dict) -> str | None:
+    """The session of a memory: Mem0's ``run_id``, else its ``session_id`` metadata."""
+    meta = item.get("metadata")
+    for value in (item.get("run_id"),
+                  (meta or {}).get("session_id") if isinstance(meta, dict) else None):
+        if value is not None and str(value).strip():
+            return str(value)
+    return None
+
+
 def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapping:
     details = [item.get("score_details") for item in pool]
     eager: dict[str, Any] = {}
@@ -424,25 +479,38 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
             eager[name] = np.array([float(d.get(key) or 0.0) for d in details], dtype=np.float64)
         if np.ptp(eager["bm25"]) > 0:  # Mem0's keyword channel ran (else every bm25_score is 0)
             eager["lexical"] = eager["bm25"]
+    texts = [item.get("memory") for item in pool]
     lazy: dict[str, Callable[[], Any]] = {
         "query_text": lambda: query,
         "timestamps": lambda: [item.get("created_at") for item in pool],
-        "texts": lambda: [item.get("memory") for item in pool],
+        "texts": lambda: texts,
         "speakers": lambda: [_speaker(item) for item in pool],
     }
+    sessions = [_session(item) for item in pool]
+    if any(s is not None for s in sessions):
+        eager["session_ids"] = sessions
+    cache: dict[str, Any] = {}
     if stored.sparse is not None and any(s is not None for s in stored.sparse):
-        cache: dict[str, Any] = {}
+        def features():
+            return _sparse_features(stored, _query_sparse(memory.vector_store, query))
+    else:  # no BM25 vectors in this store: tf-idf over the pool's texts, as the other adapters
+        def features():
+            from mempursuit_core.lexical import LexicalIndex
 
-        def getter(key: str) -> Callable[[], Any]:
-            def get():
-                if not cache:
-                    cache.update(_sparse_features(stored, _query_sparse(memory.vector_store, query)))
-                return cache[key]
+            sparse, qsparse, terms = LexicalIndex([str(t or "") for t in texts]).tfidf(
+                range(len(texts)), query)
+            return {"sparse": sparse, "query_sparse": qsparse, "sparse_terms": terms}
 
-            return get
+    def getter(key: str) -> Callable[[], Any]:
+        def get():
+            if not cache:
+                cache.update(features())
+            return cache[key]
 
-        for key in ("sparse", "query_sparse", "sparse_terms"):
-            lazy[key] = getter(key)
+        return get
+
+    for key in ("sparse", "query_sparse", "sparse_terms"):
+        lazy[key] = getter(key)
     return PoolSignals(lazy, values=eager)
 
 
@@ -460,90 +528,116 @@ def collect_pool(
     Returns
     -------
     PreparedPool or None
-        None when Mem0 finds nothing.
+        :func:`candidate_pool` of Mem0's result; None when Mem0 finds nothing.
     """
     original = getattr(type(memory), "_search_vector_store")
     if inspect.iscoroutinefunction(original):
         raise TypeError("collect_pool needs a sync mem0.Memory (AsyncMemory: use search())")
+    sig = inspect.signature(original)
+    missing = [p for p in _REQUIRED_PARAMS if p not in sig.parameters]
+    if missing:
+        raise AdapterError(f"Memory._search_vector_store no longer takes {missing}")
+    wanted = {"query": query, "filters": dict(filters), "limit": int(size),
+              "threshold": threshold, "explain": True, "show_expired": show_expired}
+    ba = sig.bind(memory, **{name: value for name, value in wanted.items()
+                             if name in sig.parameters})
     _ensure_capturing(memory.embedding_model)
     cap = _Capture(query)
     token = _CAPTURE.set(cap)
     try:
-        pool = original(memory, query, dict(filters), int(size), threshold, explain=True,
-                        show_expired=show_expired)
+        pool = original(*ba.args, **ba.kwargs)
     finally:
         _CAPTURE.reset(token)
-    return _prepare(memory, query, pool, cap)
+    if pool and cap.vector is None:
+        raise AdapterError("the query embedding Mem0 computed was not seen")
+    return candidate_pool(memory, query, pool, cap.vector)
 
 
 def _native_call(binding: PursuitBinding, memory, query, filters, limit, args, kwargs):
     return binding._original(memory)(memory, query, filters, limit, *args, **kwargs)
 
 
-def _search_sync(memory, query, filters, limit, *args, **kwargs):
-    binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
-    trace = SearchTrace(policy=binding.policy, k=int(limit))
-    binding._local.trace = trace
+def _steps(binding: PursuitBinding, memory, query, filters, limit, args, kwargs,
+           trace: SearchTrace):
+    """A bound search, the same for ``Memory`` and ``AsyncMemory``: a generator that yields
+    Mem0's own retrieval step for a pool of P (the caller runs it, awaiting it when async),
+    receives its result and returns the reordering (a zero-argument callable)."""
     try:
         ba, explain, k, p = binding._plan(memory, query, filters, limit, args, kwargs)
     except Exception as exc:  # a changed call convention
-        binding._warn_fallback(trace, f"cannot map Mem0's search arguments: {exc}")
-        return _native_call(binding, memory, query, filters, limit, args, kwargs)
+        raise AdapterError(f"cannot map Mem0's search arguments: {exc}") from exc
     trace.k = k
     _ensure_capturing(memory.embedding_model)
     cap = _Capture(query)
     token = _CAPTURE.set(cap)
     t0 = time.perf_counter()
     try:
-        pool = binding._original(memory)(*ba.args, **ba.kwargs)
+        pool = yield lambda: binding._original(memory)(*ba.args, **ba.kwargs)
     except Exception as exc:
+        raise AdapterError(f"Mem0's search for a pool of {p} failed: {exc!r}") from exc
+    finally:
         _CAPTURE.reset(token)
-        binding._warn_fallback(trace, f"Mem0's search for a pool of {p} failed: {exc!r}")
-        return _native_call(binding, memory, query, filters, limit, args, kwargs)
-    _CAPTURE.reset(token)
     trace.timings["pool"] = time.perf_counter() - t0
     trace.timings["embed"] = cap.seconds
     trace.query_embed_calls = cap.calls
+    return functools.partial(binding._reorder, memory, query, pool, k, p, cap, explain, trace)
+
+
+def _resume(steps, value=None, error: BaseException | None = None):
+    """Send the pool (or throw its error) into :func:`_steps`; its reordering callable."""
     try:
-        return binding._reorder(memory, query, pool, k, p, cap, explain, trace)
-    except Exception as exc:
-        binding._warn_fallback(trace, f"{type(exc).__name__}: {exc}")
-        return _native_call(binding, memory, query, filters, limit, args, kwargs)
+        steps.throw(error) if error is not None else steps.send(value)
+    except StopIteration as done:
+        return done.value
+    raise AdapterError("the bound search asked Mem0 for a second pool")  # never: one yield
+
+
+def _start(binding: PursuitBinding, limit):
+    trace = SearchTrace(policy=binding.policy, k=int(limit))
+    binding._local.trace = trace
+    return trace
+
+
+def _search_sync(memory, query, filters, limit, *args, **kwargs):
+    binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
+    trace = _start(binding, limit)
+
+    def ours():
+        steps = _steps(binding, memory, query, filters, limit, args, kwargs, trace)
+        call = next(steps)
+        try:
+            pool = call()
+        except Exception as exc:
+            return _resume(steps, error=exc)()
+        return _resume(steps, pool)()
+
+    return binding._read(
+        ours, lambda: _native_call(binding, memory, query, filters, limit, args, kwargs), trace)
 
 
 async def _search_async(memory, query, filters, limit, *args, **kwargs):
     binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
-    trace = SearchTrace(policy=binding.policy, k=int(limit))
-    binding._local.trace = trace
+    trace = _start(binding, limit)
     try:
-        ba, explain, k, p = binding._plan(memory, query, filters, limit, args, kwargs)
-    except Exception as exc:
-        binding._warn_fallback(trace, f"cannot map Mem0's search arguments: {exc}")
-        return await _native_call(binding, memory, query, filters, limit, args, kwargs)
-    trace.k = k
-    _ensure_capturing(memory.embedding_model)
-    cap = _Capture(query)
-    token = _CAPTURE.set(cap)
-    t0 = time.perf_counter()
-    try:
-        pool = await binding._original(memory)(*ba.args, **ba.kwargs)
-    except Exception as exc:
-        _CAPTURE.reset(token)
-        binding._warn_fallback(trace, f"Mem0's search for a pool of {p} failed: {exc!r}")
-        return await _native_call(binding, memory, query, filters, limit, args, kwargs)
-    _CAPTURE.reset(token)
-    trace.timings["pool"] = time.perf_counter() - t0
-    trace.timings["embed"] = cap.seconds
-    trace.query_embed_calls = cap.calls
-    try:
+        steps = _steps(binding, memory, query, filters, limit, args, kwargs, trace)
+        call = next(steps)
+        try:
+            pool = await call()
+        except Exception as exc:
+            reorder = _resume(steps, error=exc)
+        else:
+            reorder = _resume(steps, pool)
         # Vector reads may hit a server; keep the event loop free as Mem0 does.
-        out = await asyncio.to_thread(
-            binding._reorder, memory, query, pool, k, p, cap, explain, trace
-        )
+        out = await asyncio.to_thread(reorder)
         binding._local.trace = trace
         return out
     except Exception as exc:
-        binding._warn_fallback(trace, f"{type(exc).__name__}: {exc}")
+        error = exc
+
+        def failed():
+            raise error
+
+        binding._read(failed, lambda: None, trace)  # strict raises; else one warning
         return await _native_call(binding, memory, query, filters, limit, args, kwargs)
 
 

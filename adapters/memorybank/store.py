@@ -44,7 +44,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mempursuit_core.options import DEFAULT_POOL, ReadOptions
-from mempursuit_core.validation import check_k, checked_order
+from mempursuit_core.readpath import CandidatePool, read_or_native
+from mempursuit_core.validation import check_k
 from mempursuit_core.signals import pool_signals
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
@@ -59,7 +60,8 @@ from .readpath import (
     rewrite_query,
 )
 
-__all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir", "import_faiss"]
+__all__ = ["MemoryBankStore", "DEFAULT_POOL_SIZE", "default_index_dir", "import_faiss",
+           "memorybank_pool"]
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +121,49 @@ def _manifest_documents_problem(docs: Any) -> str | None:
 def _normalise_rows(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def memorybank_pool(positions: np.ndarray, distances: np.ndarray, vectors: np.ndarray,
+                    texts: Sequence[str], dates: Sequence[str], query_vector: np.ndarray,
+                    query: str | None = None) -> CandidatePool:
+    """MemoryBank's L2 search result for one query as a :class:`CandidatePool`.
+
+    The one read path of this adapter: :meth:`MemoryBankStore.candidate_pool` (and so
+    ``read``) and the evaluation harness's MemoryBank store both build their pools here.
+
+    Parameters
+    ----------
+    positions : ndarray of int, shape (P,)
+        Document positions (MemoryBank's index order) of the hits, nearest first.
+    distances : ndarray, shape (P,)
+        Their squared L2 distances.
+    vectors : ndarray, shape (P, d)
+        Their stored vectors, read back from the index.
+    texts, dates : sequence of str, one per document of the index
+        The documents' texts and dates (MemoryBank's ``source``).
+    query_vector : ndarray, shape (d,)
+    query : str, optional
+        The query text (after MemoryBank's rewrite).
+
+    Returns
+    -------
+    CandidatePool
+        ``items`` = positions; unit-length vectors and query; ``native_scores = -distance``;
+        signals: ``texts``, ``query_text``, ``timestamps`` and ``session_ids`` (the document's
+        date: MemoryBank keeps one history per day), ``positions`` (its index order, the order
+        the turns were written) and ``dense`` (cosine), plus tf-idf features. No speakers:
+        every turn document holds both the user's and the AI's message.
+    """
+    positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+    cand = _normalise_rows(np.asarray(vectors, dtype=np.float32).reshape(len(positions), -1))
+    qn = _normalise_rows(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))[0]
+    days = [dates[i] for i in positions]
+    signals = pool_signals([texts[i] for i in positions], query or "", timestamps=days,
+                           session_ids=days, positions=positions,
+                           dense=(cand @ qn).astype(np.float64))
+    return CandidatePool(positions.tolist(), qn, cand,
+                         native_scores=-np.asarray(distances, dtype=np.float64).reshape(-1),
+                         signals=signals)
 
 
 class MemoryBankStore:
@@ -618,6 +663,14 @@ class MemoryBankStore:
         ok = ids[0] >= 0
         return self._pos[ids[0][ok]], dist[0][ok]
 
+    def candidate_pool(self, query_vector: np.ndarray, size: int, *,
+                       query: str | None = None) -> CandidatePool:
+        """MemoryBank's top-``size`` documents for ``query_vector`` as a pool
+        (:func:`memorybank_pool`; ``items`` are document positions)."""
+        pool, dist = self.search(query_vector, size)
+        return memorybank_pool(pool, dist, self.vectors(pool), [d.text for d in self._docs],
+                               [d.date for d in self._docs], query_vector, query)
+
     def read(
         self,
         query: str,
@@ -710,26 +763,21 @@ class MemoryBankStore:
             return native()
         sel = opts.selector()
         name = getattr(sel, "name", "selector")
-        try:
-            pool, dist = self.search(query_vector, opts.pool_size(k))
+
+        def ours() -> ReadResult:
+            cand = self.candidate_pool(query_vector, opts.pool_size(k), query=query)
+            pool = np.asarray(cand.items, dtype=np.int64)
             if len(pool) == 0:
                 return read_from_seeds([], texts, dates, self.resident(), pool=pool,
                                        policy=name, **common)
-            cand = _normalise_rows(self.vectors(pool).astype(np.float32))
-            qn = _normalise_rows(np.asarray(query_vector, dtype=np.float32).reshape(1, -1))[0]
-            signals = pool_signals([texts[i] for i in pool], query or "",
-                                   timestamps=[dates[i] for i in pool])
-            selection = sel.select(qn, cand, k, native_scores=-dist.astype(np.float64),
-                                   signals=signals)
-            order = checked_order(selection, k, len(pool), name)
-        except Exception as exc:  # the adapter must never cost the user MemoryBank's own read
-            if opts.strict:
-                raise
-            logger.warning("MemPursuit selection failed for MemoryBank (%s: %s); using "
-                           "MemoryBank's own top-%d seeds", type(exc).__name__, exc, k)
-            return native()
-        return read_from_seeds(pool[order], texts, dates, self.resident(), seed_distances=dist[order],
-                               pool=pool, policy=name, selection=selection, **common)
+            chosen = cand.select(sel, k)
+            dist = -cand.native_scores
+            return read_from_seeds(pool[chosen.order], texts, dates, self.resident(),
+                                   seed_distances=dist[chosen.order], pool=pool, policy=name,
+                                   selection=chosen.selection, **common)
+
+        return read_or_native(ours, native, strict=opts.strict, framework="MemoryBank",
+                              log=logger)
 
     def __repr__(self) -> str:
         return (f"<MemoryBankStore user={self.memory.name!r} language={self.language!r} "

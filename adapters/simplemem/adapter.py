@@ -49,7 +49,8 @@ import numpy as np
 
 from mempursuit_core import Selection, Selector
 from mempursuit_core.options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
-from mempursuit_core.validation import check_int, checked_order
+from mempursuit_core.readpath import CandidatePool, read_or_native
+from mempursuit_core.validation import check_int
 from mempursuit_core.signals import pool_signals
 
 __all__ = [
@@ -73,32 +74,38 @@ FTS_COLUMN = "lossless_restatement"  # what SimpleMem's keyword channel searches
 
 
 @dataclass
-class SimpleMemPool:
-    """SimpleMem's candidate pool for one query.
+class SimpleMemPool(CandidatePool):
+    """SimpleMem's candidate pool for one query (a :class:`CandidatePool`).
 
     Attributes
     ----------
-    entries : list of MemoryEntry, length P
-        The retriever's de-duplicated result in native order, capped at ``pool``.
-    vectors : ndarray of float32, shape (P, d)
-        The stored ``vector`` of each entry, read from LanceDB (not re-embedded).
+    items : list of MemoryEntry, length P
+        The retriever's de-duplicated result in native order, capped at ``pool``
+        (also ``entries``).
     query_vector : ndarray of float32, shape (d,)
         The query embedding from SimpleMem's embedder.
+    vectors : ndarray of float32, shape (P, d)
+        The stored ``vector`` of each entry, read from LanceDB (not re-embedded).
+    native_scores : ndarray of float64, shape (P,)
+        Cosine of each stored vector with the query vector (SimpleMem's semantic score).
+    signals : PoolSignals
+        What SimpleMem stores about each entry: ``texts`` (``lossless_restatement``),
+        ``query_text``, ``timestamps`` (``timestamp``), ``dense`` (= ``native_scores``),
+        tf-idf features over the pool's texts, and ``lexical`` (its keyword channel's BM25,
+        computed when a policy reads it).
     native_size : int
         How many unique entries the retriever returned before the cap.
     """
 
-    entries: list
-    vectors: np.ndarray
-    query_vector: np.ndarray
     native_size: int = 0
 
-    def __len__(self) -> int:
-        return len(self.entries)
+    @property
+    def entries(self) -> list:
+        return self.items
 
     @property
     def entry_ids(self) -> list[str]:
-        return [e.entry_id for e in self.entries]
+        return [e.entry_id for e in self.items]
 
 
 @dataclass
@@ -381,7 +388,13 @@ class MemPursuitRetriever(LegacyOptionNames):
         return self._unique(self._run(query, enable_reflection))
 
     def pool_from(self, query: str, entries: Sequence[Any]) -> SimpleMemPool:
-        """The pool for a given native result: first ``pool`` entries with their vectors."""
+        """The pool for a given native result: first ``pool`` entries with their vectors.
+
+        The one read path of this adapter (``select``, ``retrieve`` and the evaluation
+        harness read through it): the stored vectors, SimpleMem's query embedding, the cosine
+        scores and the signals SimpleMem keeps (:class:`SimpleMemPool`). SimpleMem keeps no
+        session id, no writer (``persons`` are the people a memory mentions) and no write order.
+        """
         entries = self._unique(entries)
         kept = entries[: self.options.pool_size(self.k)]
         store = self.vector_store
@@ -393,7 +406,16 @@ class MemPursuitRetriever(LegacyOptionNames):
                              f"embedding has {query_vector.shape[0]}")
         if not kept:
             vectors = np.empty((0, query_vector.shape[0]), dtype=np.float32)
-        return SimpleMemPool(entries=kept, vectors=vectors, query_vector=query_vector,
+        qv = query_vector.astype(np.float64)
+        V = vectors.astype(np.float64)
+        norms = np.linalg.norm(V, axis=1)
+        dense = (V @ (qv / max(float(np.linalg.norm(qv)), 1e-12))) / np.maximum(norms, 1e-12)
+        ids = [e.entry_id for e in kept]
+        signals = pool_signals(
+            [getattr(e, "lossless_restatement", "") or "" for e in kept], query,
+            timestamps=[getattr(e, "timestamp", None) for e in kept], dense=dense,
+        ).with_optional("lexical", lambda: self._lexical(query, ids))
+        return SimpleMemPool(kept, query_vector, vectors, native_scores=dense, signals=signals,
                              native_size=len(entries))
 
     def pool(self, query: str, enable_reflection: bool | None = None) -> SimpleMemPool:
@@ -410,38 +432,31 @@ class MemPursuitRetriever(LegacyOptionNames):
         ``entry_id``, first occurrence kept).
         """
         k = self.k if k is None else check_int("k", k)
-        native = list(entries)
-        pool = None
-        try:
-            native = self._unique(native)
-            pool = self.pool_from(query, native)
+        state: dict[str, Any] = {"native": list(entries)}
+
+        def ours() -> SimpleMemSelection:
+            native = state["native"] = self._unique(state["native"])
+            pool = state["pool"] = self.pool_from(query, native)
             if not len(pool):
                 return SimpleMemSelection(entries=[], pool=pool, native=native)
-            signals = pool_signals(
-                [getattr(e, "lossless_restatement", "") or "" for e in pool.entries], query,
-                timestamps=[getattr(e, "timestamp", None) for e in pool.entries],
-            ).with_optional("lexical", lambda: self._lexical(query, pool))
-            selection = self.selector.select(pool.query_vector, pool.vectors, k, signals=signals)
-            order = checked_order(selection, k, len(pool), self.selector)
-            return SimpleMemSelection(entries=[pool.entries[i] for i in order], pool=pool,
-                                      native=native, selection=selection)
-        except Exception as exc:  # the adapter must never cost the user the native result
-            if self.options.strict:
-                raise
-            reason = f"{type(exc).__name__}: {exc}"
-            logger.warning(
-                "MemPursuit selection failed for SimpleMem (%s); returning SimpleMem's native "
-                "first %d entries", reason, k,
-            )
-            return SimpleMemSelection(entries=native[:k], pool=pool, native=native,
-                                      fallback_reason=reason)
+            chosen = pool.select(self.selector, k)
+            return SimpleMemSelection(entries=chosen.items, pool=pool, native=native,
+                                      selection=chosen.selection)
 
-    def _lexical(self, query: str, pool: SimpleMemPool) -> np.ndarray | None:
+        def fallback() -> SimpleMemSelection:
+            native = state["native"]
+            return SimpleMemSelection(entries=native[:k], pool=state.get("pool"), native=native,
+                                      fallback_reason=state["reason"])
+
+        return read_or_native(ours, fallback, strict=self.options.strict, framework="SimpleMem",
+                              log=logger, on_fallback=lambda r: state.update(reason=r))
+
+    def _lexical(self, query: str, entry_ids: list[str]) -> np.ndarray | None:
         """The ``"lexical"`` signal, shape (P,), or None (logged once) when SimpleMem's keyword
         search cannot run: policies then use their own lexical score (pursuit-center: BM25
         over the pool's texts)."""
         try:
-            return keyword_scores(self.vector_store, query, pool.entry_ids)
+            return keyword_scores(self.vector_store, query, entry_ids)
         except Exception as exc:  # noqa: BLE001 - a missing signal must not cost the selection
             if not self._warned_lexical:
                 self._warned_lexical = True

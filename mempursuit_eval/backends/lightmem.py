@@ -16,7 +16,10 @@ The ``LightMemory`` instances are assembled from LightMem's own factories (text 
 Qdrant retriever) instead of ``LightMemory.__init__``, which also builds an LLM client and
 downloads a tiktoken encoding; neither is used by writing entries or retrieving.
 
-Signals: ``dense`` (Qdrant's cosine scores), ``texts``, ``timestamps``, ``session_ids``.
+Signals: exactly what the adapter hands a policy (:func:`mempursuit_lightmem.adapter.lightmem_signals`:
+``texts``, ``query_text``, ``timestamps`` = ``time_stamp``, ``speakers`` = ``speaker_name``,
+tf-idf features). ``dataset_signals=True`` (``--dataset-signals``) puts the benchmark's own
+session ids and speakers over them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  units_by_group)
+                                  pool_from_candidates, units_by_group)
 
 from mempursuit_lightmem.adapter import MemPursuitLightMemory
 
@@ -87,13 +90,17 @@ class LightMemBackend:
         Units embedded per batch before ``offline_update``.
     native : str, optional
         Only LightMem's own (dense cosine) order exists: ``"dense"`` or ``"lightmem"``.
+    dataset_signals : bool
+        Put the benchmark's own session ids and speakers over the adapter's signals.
     """
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None):
+    def __init__(self, *, batch_size: int = 256, native: str | None = None,
+                 dataset_signals: bool = False):
         if native not in (None, "dense", "lightmem"):
             raise ValueError(f"the lightmem backend's native order is LightMem's dense search; "
                              f"got native={native!r}")
         self.batch_size = int(batch_size)
+        self.dataset_signals = bool(dataset_signals)
         self.name = "lightmem"
         self._client = None
         self._memories: dict[str, Any] = {}
@@ -178,15 +185,8 @@ class LightMemBackend:
         finally:
             self._text_embedder.clear()
         uids = [self._uid_of[str(i)] for i in pool.ids]
-        units = self._units
-        return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
-                    native_scores=pool.scores, signals={
-                        "dense": pool.scores,
-                        "texts": [units[u].text for u in uids],
-                        "query_text": query,
-                        "timestamps": [units[u].timestamp for u in uids],
-                        "session_ids": [units[u].session_id for u in uids],
-                    })
+        return pool_from_candidates(pool, uids, units=self._units,
+                                    dataset_signals=self.dataset_signals)
 
     def close(self) -> None:
         client, self._client = self._client, None

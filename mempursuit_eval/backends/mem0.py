@@ -3,7 +3,7 @@
 * ``build``: one ``mem0.Memory`` (Qdrant local in ``workdir`` by default; FAISS or Chroma on
   request), every unit added as a raw memory (``infer=False`` semantics) with
   ``user_id = unit.group``, backdated ``created_at = unit.timestamp`` and metadata ``uid``,
-  ``session_id``, ``source_ids``, ``speaker``. Written with :func:`mempursuit_mem0.add_bulk`
+  ``session_id``, ``source_ids``, ``speaker``. Written with :func:`mempursuit_eval.backends.mem0_bulk.add_bulk`
   (batched, same payload as ``Memory.add``, no history rows: Mem0 commits one SQLite
   transaction per history row, ~18 ms each here, and search never reads them);
   ``bulk=False`` uses ``Memory.add`` one by one.
@@ -13,12 +13,14 @@
   ``threshold`` (Mem0's default 0.1), with the stored vectors read back from the store and the
   query vector Mem0 computed (:func:`mempursuit_mem0.search.collect_pool`).
 
-Signals: Mem0's own per-item scores (``dense`` = semantic, ``mem0_bm25``, ``mem0_entity``;
-offline, Mem0 has no BM25 on Qdrant, so ``mem0_bm25`` is zeros there), ``timestamps``,
-``texts``, ``session_ids``, and with ``lexical=True`` (default) the harness's lexical features
-of the pool under the plain store's names and meaning (``bm25`` raw BM25 within the group,
-``sparse``, ``query_sparse``, ``sparse_terms``), so that policies that need a lexical signal
-run on Mem0's pool too.
+Signals: exactly what the adapter hands a policy (:func:`mempursuit_mem0.search.candidate_pool`):
+Mem0's own per-item scores (``dense`` = semantic, ``bm25``, ``entity``; offline, Mem0 has no
+BM25 on Qdrant, so ``bm25`` is zeros there), ``timestamps`` (``created_at``), ``texts``,
+``speakers`` (the ``speaker`` metadata), ``session_ids`` (the ``session_id`` metadata the
+build writes, as a user's own ``metadata`` would carry it) and the pool's tf-idf features.
+``dataset_signals=True`` (``--dataset-signals``) puts the benchmark's own session ids and
+speakers over them; ``lexical=True`` adds the harness's BM25 / tf-idf over the whole group
+(``bm25_group``, ``sparse``, ``query_sparse``, ``sparse_terms``), which no adapter hands over.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size,
+                                  pool_from_candidates)
 from mempursuit_core.lexical import LexicalIndex
-from mempursuit_core.signals import PoolSignals
 
 __all__ = ["Mem0Backend", "HarnessEmbedding"]
 
@@ -102,14 +104,18 @@ class Mem0Backend:
     bulk : bool
         Build with :func:`add_bulk` (default) or ``Memory.add`` per unit.
     lexical : bool
-        Attach the harness's lexical features to pools (see the module docstring).
+        Attach the harness's group-wide lexical features to pools (see the module docstring;
+        not what the adapter hands over).
+    dataset_signals : bool
+        Put the benchmark's own session ids and speakers over the adapter's signals.
     native : str, optional
         Only Mem0's own order exists here; ``"dense"`` / ``"mem0"`` are accepted, anything
         else is an error (Mem0's BM25 needs a hub model offline).
     """
 
     def __init__(self, store: str = "qdrant", *, threshold: float = 0.1, bulk: bool = True,
-                 lexical: bool = True, native: str | None = None, batch_size: int = 256):
+                 lexical: bool = False, native: str | None = None, batch_size: int = 256,
+                 dataset_signals: bool = False):
         if store not in STORES:
             raise ValueError(f"store must be one of {STORES}, got {store!r}")
         if native not in (None, "dense", "mem0"):
@@ -122,6 +128,7 @@ class Mem0Backend:
         self.threshold = float(threshold)
         self.bulk = bool(bulk)
         self.lexical = bool(lexical)
+        self.dataset_signals = bool(dataset_signals)
         self.batch_size = int(batch_size)
         self.name = f"mem0-{store}"
         self.memory = None
@@ -195,7 +202,7 @@ class Mem0Backend:
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
         """Write every unit into a fresh Mem0 store in ``workdir``."""
-        from mempursuit_mem0.bulk import add_bulk
+        from .mem0_bulk import add_bulk
 
         units = list(units)
         self._remember(units)
@@ -256,23 +263,15 @@ class Mem0Backend:
         return self._pool_from(prepared, group, query, uids)
 
     def _pool_from(self, prepared: Any, group: str, query: str, uids: list[str]) -> Pool:
-        """The harness's Pool for Mem0's prepared pool; ``uids`` are its units' ids."""
-        # Mem0's own keyword / entity scores keep a "mem0_" prefix: "bm25" and the sparse
-        # features below are the harness's (the plain store's names and meaning). Everything
-        # stays lazy: a policy pays only for the signals it reads.
-        base = prepared.signals
-        names = {"bm25": "mem0_bm25", "entity": "mem0_entity"}
-        producers = {names.get(key, key): (lambda key=key: base[key]) for key in base}
-        units = self._units
-        session_ids = [units[u].session_id if u in units else None for u in uids]
-        producers["session_ids"] = lambda: session_ids
+        """The harness's Pool for the adapter's pool; ``uids`` are its units' ids."""
+        producers = None
         if self.lexical:
             lexical = functools.lru_cache(maxsize=1)(
                 lambda: self._lexical_signals(group, query, uids))
-            for key in ("bm25", "sparse", "query_sparse", "sparse_terms"):
-                producers[key] = lambda key=key: lexical()[key]
-        return Pool(uids=uids, vectors=prepared.vectors, query_vector=prepared.query_vector,
-                    native_scores=prepared.native_scores, signals=PoolSignals(producers))
+            producers = {key: (lambda key=key: lexical()[key])
+                         for key in ("bm25_group", "sparse", "query_sparse", "sparse_terms")}
+        return pool_from_candidates(prepared, uids, units=self._units,
+                                    dataset_signals=self.dataset_signals, producers=producers)
 
     def _lexical_signals(self, group: str, query: str, uids: list[str]) -> dict:
         index = self._lexical.get(group)
@@ -281,7 +280,7 @@ class Mem0Backend:
             self._lexical[group] = index
         rows = np.asarray([self._group_index[group][u] for u in uids], dtype=np.int64)
         sparse, qsparse, terms = index.tfidf(rows, query)
-        return {"bm25": index.bm25(query)[rows], "sparse": sparse,
+        return {"bm25_group": index.bm25(query)[rows], "sparse": sparse,
                 "query_sparse": qsparse, "sparse_terms": terms}
 
     def close(self) -> None:

@@ -228,7 +228,7 @@ class ExistingMem0Backend(Mem0Backend):
     load_existing = None
 
     def __init__(self, config: str | os.PathLike, *, threshold: float = 0.1,
-                 lexical: bool = True, native: str | None = None):
+                 lexical: bool = False, native: str | None = None):
         super().__init__("qdrant", threshold=threshold, lexical=lexical, native=native)
         self.config_path = str(config)
         self.cfg = read_config(config)

@@ -6,11 +6,16 @@
   (dates in first-seen order, units in order within a date). Units are single messages here, not
   ``{query, response}`` pairs, so the speaker labels of the pair template are left out.
 * ``pool``: MemoryBank's search, top-``size`` by squared L2, native order = nearest first,
-  ``native_scores = -distance``; the pool's vectors are read back from the index.
+  ``native_scores = -distance``; the pool's vectors are read back from the index, and the pool
+  is built by the adapter's own :func:`mempursuit_memorybank.store.memorybank_pool` (the read
+  path of ``MemoryBankStore.read``).
 
 The harness scores the chosen units themselves: MemoryBank's neighbour expansion and merging
 (which :class:`mempursuit_memorybank.MemoryBankStore` applies after the seed choice) are not part
-of this evaluation. Signals: ``dense`` (cosine), ``texts``, ``timestamps``, ``session_ids``.
+of this evaluation. Signals: exactly the adapter's (``texts`` = the documents' texts,
+``query_text``, ``timestamps`` and ``session_ids`` = the documents' dates, ``positions`` = index
+order, ``dense``, tf-idf features); ``dataset_signals=True`` (``--dataset-signals``) puts the
+benchmark's own session ids and speakers over them.
 """
 
 from __future__ import annotations
@@ -20,21 +25,24 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
+                                  pool_from_candidates)
 from mempursuit_eval.cache import encode_with_progress
 
 from mempursuit_memorybank.documents import get_templates
-from mempursuit_memorybank.store import import_faiss
+from mempursuit_memorybank.store import import_faiss, memorybank_pool
 
 __all__ = ["MemoryBankBackend"]
 
 
 class _Group:
-    __slots__ = ("index", "units")
+    __slots__ = ("index", "units", "texts", "dates")
 
-    def __init__(self, index, units: list[MemoryUnit]):
+    def __init__(self, index, units: list[MemoryUnit], texts: list[str], dates: list[str]):
         self.index = index
         self.units = units
+        self.texts = texts
+        self.dates = dates
 
 
 class MemoryBankBackend:
@@ -46,19 +54,26 @@ class MemoryBankBackend:
         Which turn prefix the documents get.
     native : {"dense"}
         MemoryBank has one native order (L2 distance); accepted for the harness's option.
+    dataset_signals : bool
+        Put the benchmark's own session ids and speakers over the adapter's signals.
     """
 
-    def __init__(self, language: str = "en", native: str = "dense"):
+    def __init__(self, language: str = "en", native: str = "dense", dataset_signals: bool = False):
         if native != "dense":
             raise ValueError(f"MemoryBank's native order is its L2 search ('dense'), got {native!r}")
         self.templates = get_templates(language)
+        self.dataset_signals = bool(dataset_signals)
         self.name = "memorybank"
         self._groups: dict[str, _Group] = {}
+        self._units: dict[str, MemoryUnit] = {}
         self._embedder: Embedder | None = None
 
+    @staticmethod
+    def document_date(unit: MemoryUnit) -> str:
+        return unit.timestamp[:10] if unit.timestamp else unit.session_id
+
     def document_text(self, unit: MemoryUnit) -> str:
-        date = unit.timestamp[:10] if unit.timestamp else unit.session_id
-        return self.templates.turn_prefix.format(date=date) + unit.text
+        return self.templates.turn_prefix.format(date=self.document_date(unit)) + unit.text
 
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path | None = None,
               progress: Callable[[int], None] | None = None) -> None:
@@ -70,7 +85,7 @@ class MemoryBankBackend:
             if u.uid in seen:
                 raise ValueError(f"duplicate unit uid {u.uid!r}")
             seen.add(u.uid)
-            date = u.timestamp[:10] if u.timestamp else u.session_id
+            date = self.document_date(u)
             by_group.setdefault(u.group, {}).setdefault(date, []).append(u)
         ordered = {g: [u for day in dates.values() for u in day] for g, dates in by_group.items()}
         flat = [u for g in ordered.values() for u in g]
@@ -81,11 +96,13 @@ class MemoryBankBackend:
         if not np.isfinite(vecs).all():
             raise ValueError("embedder returned non-finite values")
         self._groups = {}
+        self._units = {u.uid: u for u in flat}
         start = 0
         for g, members in ordered.items():
             index = faiss.IndexFlatL2(vecs.shape[1])
             index.add(vecs[start : start + len(members)])
-            self._groups[g] = _Group(index, members)
+            self._groups[g] = _Group(index, members, [self.document_text(u) for u in members],
+                                     [self.document_date(u) for u in members])
             start += len(members)
         self._embedder = embedder
 
@@ -99,23 +116,10 @@ class MemoryBankBackend:
         ids = ids[0][ids[0] >= 0]
         dist = dist[0][: len(ids)]
         vectors = np.asarray(g.index.reconstruct_batch(ids.astype(np.int64)), dtype=np.float32)
-        members = [g.units[i] for i in ids]
-        qn = q / (np.linalg.norm(q) or 1.0)
-        norms = np.linalg.norm(vectors, axis=1)
-        dense = (vectors @ qn) / np.where(norms > 0, norms, 1.0)
-        return Pool(
-            uids=[u.uid for u in members],
-            vectors=vectors,
-            query_vector=q,
-            native_scores=-dist.astype(np.float64),
-            signals={
-                "dense": dense.astype(np.float64),
-                "texts": [u.text for u in members],
-                "query_text": query,
-                "timestamps": [u.timestamp for u in members],
-                "session_ids": [u.session_id for u in members],
-            },
-        )
+        pool = memorybank_pool(ids, dist, vectors, g.texts, g.dates, q, query)
+        return pool_from_candidates(pool, [g.units[i].uid for i in pool.items],
+                                    units=self._units,
+                                    dataset_signals=self.dataset_signals)
 
     def close(self) -> None:
         self._groups = {}

@@ -10,11 +10,15 @@
   vectors read back from LanceDB by :class:`mempursuit_simplemem.MemPursuitRetriever`.
   Planning needs an LLM and is not part of an offline evaluation.
 
-Signals: ``dense`` (cosine of each stored vector with the query vector), ``texts``,
-``query_text``, ``timestamps``, ``session_ids`` and ``lexical``: SimpleMem's keyword-channel
-score of each pool entry (LanceDB full-text BM25 over the group's table, the question as the
-keyword string, as :func:`mempursuit_simplemem.keyword_scores`), computed only when a policy
-reads it. ``build`` creates the native full-text index that channel needs.
+Signals: exactly what the adapter hands a policy (:meth:`mempursuit_simplemem.MemPursuitRetriever.pool_from`):
+``dense`` (cosine of each stored vector with the query vector, also the native scores),
+``texts``, ``query_text``, ``timestamps``, tf-idf features and ``lexical``: SimpleMem's
+keyword-channel score of each pool entry (LanceDB full-text BM25 over the group's table, the
+question as the keyword string, as :func:`mempursuit_simplemem.keyword_scores`), computed only
+when a policy reads it. ``build`` creates the native full-text index that channel needs.
+SimpleMem keeps no session id and no writer (the build's ``persons`` / ``topic`` fields are not
+read back); ``dataset_signals=True`` (``--dataset-signals``) puts the benchmark's own session
+ids and speakers over the adapter's signals.
 """
 
 from __future__ import annotations
@@ -28,10 +32,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  units_by_group)
-from mempursuit_core.signals import PoolSignals
+                                  pool_from_candidates, units_by_group)
 
-from mempursuit_simplemem.adapter import MemPursuitRetriever, ensure_fts_index, keyword_scores
+from mempursuit_simplemem.adapter import MemPursuitRetriever, ensure_fts_index
 
 __all__ = ["HarnessEmbeddingModel", "SimpleMemBackend"]
 
@@ -113,14 +116,18 @@ class SimpleMemBackend:
         Swallow SimpleMem's progress prints while building and reading.
     native : str, optional
         Only SimpleMem's own (semantic) order exists here: ``"dense"`` or ``"simplemem"``.
+    dataset_signals : bool
+        Put the benchmark's own session ids and speakers over the adapter's signals.
     """
 
-    def __init__(self, *, batch_size: int = 256, quiet: bool = True, native: str | None = None):
+    def __init__(self, *, batch_size: int = 256, quiet: bool = True, native: str | None = None,
+                 dataset_signals: bool = False):
         if native not in (None, "dense", "simplemem"):
             raise ValueError(f"the simplemem backend's native order is SimpleMem's semantic "
                              f"search; got native={native!r}")
         self.batch_size = int(batch_size)
         self.quiet = bool(quiet)
+        self.dataset_signals = bool(dataset_signals)
         self.name = "simplemem"
         self._stores: dict[str, Any] = {}
         self._units: dict[str, MemoryUnit] = {}
@@ -172,21 +179,8 @@ class SimpleMemBackend:
         wrapper = MemPursuitRetriever(retriever, pool=size, policy="native", strict=True)
         with self._silence():
             pool = wrapper.pool(query)
-        uids = pool.entry_ids
-        qv = pool.query_vector.astype(np.float64)
-        qn = qv / max(float(np.linalg.norm(qv)), 1e-12)
-        V = pool.vectors.astype(np.float64)
-        norms = np.linalg.norm(V, axis=1) if len(V) else np.zeros(0)
-        dense = (V @ qn) / np.maximum(norms, 1e-12) if len(V) else np.zeros(0)
-        units = self._units
-        texts = [units[u].text for u in uids]
-        stamps = [units[u].timestamp for u in uids]
-        sessions = [units[u].session_id for u in uids]
-        signals = PoolSignals({"lexical": lambda: keyword_scores(store, query, uids)},
-                              values={"dense": dense, "texts": texts, "query_text": query,
-                                      "timestamps": stamps, "session_ids": sessions})
-        return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
-                    native_scores=dense, signals=signals)
+        return pool_from_candidates(pool, pool.entry_ids, units=self._units,
+                                    dataset_signals=self.dataset_signals)
 
     def close(self) -> None:
         self._stores.clear()

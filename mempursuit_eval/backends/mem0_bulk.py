@@ -1,5 +1,8 @@
 """Add many raw memories to Mem0 quickly, with exactly what ``Memory.add(..., infer=False)`` stores.
 
+The harness's (it builds the ``mem0`` evaluation store with it): it copies Mem0's private write
+path, so it lives here and not in the adapter (``mempursuit_mem0.add_bulk`` before).
+
 ``Memory.add(text, user_id=..., infer=False)`` embeds one message at a time and writes one
 point per call (the FAISS wrapper even rewrites its whole index and docstore on every insert),
 which makes stores of thousands of memories slow to build. :func:`add_bulk` writes the same

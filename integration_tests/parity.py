@@ -1,0 +1,74 @@
+"""The harness measures what ships: helpers for the per-framework parity tests.
+
+A framework row of ``mempursuit eval`` must read the pool exactly as the adapter a user installs
+does. Each framework's integration module builds the harness's store on the project's fixture,
+then reads the same question through the adapter (on the same framework store) with a
+:class:`Recorder` policy, and checks with :func:`assert_parity` that both handed the policy the
+same signals and ended with the same order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from mempursuit_core import DEFAULT_POLICY, Selector, get_selector
+
+#: Signals compared (every one an adapter may hand over; a key absent on one side fails).
+COMPARED = ("texts", "query_text", "timestamps", "session_ids", "speakers", "positions",
+            "lexical", "dense", "sparse", "query_sparse")
+
+
+def materialise(signals: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The compared signals present in ``signals``, as plain lists / float arrays."""
+    out: dict[str, Any] = {}
+    for key in COMPARED:
+        if signals is None or key not in signals:
+            continue
+        value = signals[key]
+        if key in ("sparse", "query_sparse", "lexical", "dense", "positions"):
+            value = np.asarray(value.toarray() if hasattr(value, "toarray") else value,
+                               dtype=np.float64)
+        elif not isinstance(value, str):
+            value = list(value)
+        out[key] = value
+    return out
+
+
+class Recorder(Selector):
+    """A read policy (default :data:`DEFAULT_POLICY`) that records what it was handed."""
+
+    name = "recorder"
+
+    def __init__(self, policy: str = DEFAULT_POLICY):
+        self.inner = get_selector(policy)
+        self.calls: list[dict[str, Any]] = []
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None):
+        self.calls.append({"signals": materialise(signals), "P": len(candidates)})
+        return self.inner.select(query, candidates, k, native_scores=native_scores,
+                                 signals=signals)
+
+
+def harness_order(pool, k: int, policy: str = DEFAULT_POLICY) -> tuple[list[str], dict]:
+    """The uids the policy keeps from a harness :class:`~mempursuit_eval.base.Pool`, and the
+    signals it was handed."""
+    rec = Recorder(policy)
+    sel = rec.select(pool.query_vector, pool.vectors, k, native_scores=pool.native_scores,
+                     signals=pool.signals)
+    return [pool.uids[i] for i in np.asarray(sel.order)[:k]], rec.calls[-1]["signals"]
+
+
+def assert_parity(harness: Mapping[str, Any], adapter: Mapping[str, Any],
+                  expected: set[str] | None = None) -> None:
+    """Both sides handed over the same signals, with the same values (``expected``: the keys)."""
+    assert set(harness) == set(adapter), (sorted(harness), sorted(adapter))
+    if expected is not None:
+        assert expected <= set(harness), (sorted(expected - set(harness)))
+    for key, value in harness.items():
+        other = adapter[key]
+        if isinstance(value, np.ndarray):
+            np.testing.assert_allclose(value, other, atol=1e-5, err_msg=key)
+        else:
+            assert value == other, key
