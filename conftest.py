@@ -43,7 +43,10 @@ ALLOWED_CI_SKIPS: dict[str, str] = {
 #: the registry): ``{module node id: wheel file glob}``. In CI such a module may be skipped as a
 #: whole only when that wheel is absent (a user's clone with nothing beside it); where the wheel
 #: is there, ``.ci/run`` installs it and the module must run.
-NEEDS_SHARED_WHEEL: dict[str, str] = {}
+NEEDS_SHARED_WHEEL: dict[str, str] = {
+    # llama.cpp's OpenAI-compatible server for the end-to-end QA test (source build: 10-12 min)
+    "integration_tests/test_qa_llama_server.py": "llama_cpp_python-*.whl",
+}
 
 SHARED_WHEELS = Path(__file__).resolve().parent.parent / "shared" / "wheels"
 
