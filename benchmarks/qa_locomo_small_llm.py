@@ -185,6 +185,28 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def write_report(args, data: list[dict], picked: list[tuple[str, int]], model: str,
+                 results: list[dict]) -> None:
+    """The JSON report (rewritten after each native order, so a stopped run keeps the done ones)."""
+    chosen = set(picked)
+    cats = Counter(CATS[q["category"]] for conv in data for i, q in enumerate(conv["qa"])
+                   if (conv["sample_id"], i) in chosen)
+    report = {
+        "data": args.data, "n": len(picked), "seed": args.seed, "k": args.k,
+        "sample_rule": "categories 1-4; per category random.Random(f'{seed}:{category}').shuffle "
+                       "of file order; round-robin single-hop, multi-hop, temporal, open-domain; "
+                       "first n",
+        "sample": [f"{sid}/q{i}" for sid, i in picked], "sample_by_category": dict(cats),
+        "store": "plain (turns, all-MiniLM-L6-v2 int8, pool 200)", "model": model,
+        "gguf": args.gguf, "threads": args.threads, "max_tokens": args.max_tokens,
+        "load_average": os.getloadavg(), "orders_done": [r["native_order"] for r in results],
+        "results": results,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"))
@@ -211,6 +233,7 @@ def main() -> None:
 
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     picked = stratified_sample(data, args.n, args.seed)
+    data_by_id = {c["sample_id"]: c for c in data}
     tmp = Path(tempfile.mkdtemp(prefix="qa-locomo-"))
     subset = tmp / "locomo_sample.json"
     subset_file(data, picked, subset)
@@ -243,6 +266,7 @@ def main() -> None:
             calls = s["qa"]["calls"]
             r["s_per_call"] = (s["timing_s"]["qa"] / calls) if calls else None
             results.append(r)
+            write_report(args, data, picked, model, results)
             print(f"{order}: {len(recs)} questions, {calls} calls, {s['qa']['cache_hits']} cached, "
                   f"{wall:.0f} s", file=sys.stderr)
     finally:
@@ -253,21 +277,7 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(20)
-    cats = Counter(CATS[q["category"]] for conv in data for i, q in enumerate(conv["qa"])
-                   if (conv["sample_id"], i) in set(picked))
-    report = {
-        "data": args.data, "n": len(picked), "seed": args.seed, "k": args.k,
-        "sample_rule": "categories 1-4; per category random.Random(f'{seed}:{category}').shuffle "
-                       "of file order; round-robin single-hop, multi-hop, temporal, open-domain; "
-                       "first n",
-        "sample": [f"{sid}/q{i}" for sid, i in picked], "sample_by_category": dict(cats),
-        "store": "plain (turns, all-MiniLM-L6-v2 int8, pool 200)", "model": model,
-        "gguf": args.gguf, "threads": args.threads, "max_tokens": args.max_tokens,
-        "load_average": os.getloadavg(), "results": results,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    cats = Counter(CATS[data_by_id[sid]["qa"][i]["category"]] for sid, i in picked)
     print(f"LoCoMo stratified sample n={len(picked)} ({dict(cats)}), K={args.k}, model {model}, "
           f"answerer = judge")
     print(table(results))
