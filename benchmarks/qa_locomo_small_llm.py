@@ -185,6 +185,44 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def results_section(rep: dict) -> list[str]:
+    """The docs/results.md section (markdown lines) for a report written by this script."""
+    res = rep["results"]
+    cats = ", ".join(f"{n} {c}" for c, n in sorted(rep["sample_by_category"].items()))
+    lines = [
+        "## End-to-end QA through a small local LLM", "",
+        f"`python benchmarks/qa_locomo_small_llm.py --gguf MODEL.gguf --n {rep['n']} --threads "
+        f"{rep['threads']}" + (f" --max-tokens {rep['max_tokens']}" if rep.get("max_tokens") else "")
+        + "` wrote "
+        "`benchmarks/results/qa_locomo_small_llm.json`. LoCoMo, a stratified sample fixed before "
+        f"any result (seed {rep['seed']}: {rep['sample_rule']}): {rep['n']} questions ({cats}). "
+        f"Store: {rep['store']}; K={rep['k']}. Answerer and judge: `{rep['model']}` (the paper's "
+        "LoCoMo prompts; the GGUF's registry packages: [qa.md](qa.md#a-small-model-offline)) "
+        "through llama.cpp's server at one thread, niced, on the shared 2-core machine. EM / F1: the answer against the gold answer (lower-cased, punctuation and "
+        "articles dropped; SQuAD token F1). Agreement: the judge's label against F1 >= 0.5 "
+        "(Cohen's kappa) and against EM.", "",
+        table(res), "",
+    ]
+    for r in res:
+        q = r["qa"]
+        spc = f"{r['s_per_call']:.0f} s per call" if r.get("s_per_call") else "all from the cache"
+        lines.append(f"- {r['native_order']}: {q['calls']} calls sent ({q['cache_hits']} from the "
+                     f"cache), tokens in / out {q.get('prompt_tokens') or 0:,} / "
+                     f"{q.get('completion_tokens') or 0:,}, {spc}, wall {r['wall_s'] / 60:.0f} min.")
+    lines += [
+        "", "What a sample this size with a 1.5B model can and cannot show: it shows that the "
+        "prompts, parsers, cache and paired statistics work on a real model's output, how often "
+        "its verdicts are unreadable, and how far its judge agrees with plain string matching. It "
+        "cannot show whether a policy changes answer accuracy: an exact McNemar test needs at "
+        "least 6 discordant questions, all in one direction, to reach p < 0.05, and a 1.5B "
+        "coding model judging its own answers adds noise of the size of the effect sought (the "
+        "paper's +7.2 points used a strong hosted model). Coverage beside accuracy says whether "
+        "the evidence was there to be used. The same script reruns at any size (`--n 160`); the "
+        "sample is nested, so a larger rerun reuses every cached reply.", "",
+    ]
+    return lines
+
+
 def write_report(args, data: list[dict], picked: list[tuple[str, int]], model: str,
                  results: list[dict]) -> None:
     """The JSON report (rewritten after each native order, so a stopped run keeps the done ones)."""
@@ -281,6 +319,7 @@ def main() -> None:
     print(f"LoCoMo stratified sample n={len(picked)} ({dict(cats)}), K={args.k}, model {model}, "
           f"answerer = judge")
     print(table(results))
+    print(f"(the docs/results.md section: python benchmarks/readme_tables.py)")
     for r in results:
         q = r["qa"]
         print(f"{r['native_order']}: {q['calls']} calls ({q['cache_hits']} cached), "
