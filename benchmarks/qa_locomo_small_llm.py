@@ -107,6 +107,31 @@ def agreement(a: list[bool], b: list[bool]) -> dict:
     return {"n": n, "agree": 100 * po, "kappa": None if pe == 1 else (po - pe) / (1 - pe)}
 
 
+_PERF = re.compile(r"llama_perf_context_print:\s+(prompt eval|eval|total) time =\s+([\d.]+) ms /\s+(\d+)")
+
+
+def server_timing(log: Path) -> dict | None:
+    """Per-request times from llama.cpp's ``llama_perf_context_print`` lines: requests, seconds
+    per request (first, median, mean; the first evaluates the long fixed prompt prefix, later
+    ones reuse it from the prompt cache), prompt tokens evaluated and tokens generated."""
+    if not log or not Path(log).is_file():
+        return None
+    total, prompt, gen = [], 0, 0
+    for kind, ms, n in _PERF.findall(Path(log).read_text(errors="replace")):
+        if kind == "total":
+            total.append(float(ms) / 1000)
+        elif kind == "prompt eval":
+            prompt += int(n)
+        else:
+            gen += int(n)
+    if not total:
+        return None
+    rest = sorted(total[1:]) or total
+    return {"requests": len(total), "first_s": total[0], "median_s": rest[len(rest) // 2],
+            "mean_s": sum(total) / len(total), "prompt_tokens_evaluated": prompt,
+            "tokens_generated": gen}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -191,9 +216,7 @@ def results_section(rep: dict) -> list[str]:
     cats = ", ".join(f"{n} {c}" for c, n in sorted(rep["sample_by_category"].items()))
     lines = [
         "## End-to-end QA through a small local LLM", "",
-        f"`python benchmarks/qa_locomo_small_llm.py --gguf MODEL.gguf --n {rep['n']} --threads "
-        f"{rep['threads']}" + (f" --max-tokens {rep['max_tokens']}" if rep.get("max_tokens") else "")
-        + "` wrote "
+        f"`python benchmarks/qa_locomo_small_llm.py {rep.get('command', '')}` wrote "
         "`benchmarks/results/qa_locomo_small_llm.json`. LoCoMo, a stratified sample fixed before "
         f"any result (seed {rep['seed']}: {rep['sample_rule']}): {rep['n']} questions ({cats}). "
         f"Store: {rep['store']}; K={rep['k']}. Answerer and judge: `{rep['model']}` (the paper's "
@@ -205,10 +228,23 @@ def results_section(rep: dict) -> list[str]:
     ]
     for r in res:
         q = r["qa"]
-        spc = f"{r['s_per_call']:.0f} s per call" if r.get("s_per_call") else "all from the cache"
+        if not q["calls"]:
+            lines.append(f"- {r['native_order']}: all {q['cache_hits']} replies from the QA cache, "
+                         "written by an earlier run of this script against the same server (its "
+                         "timing below).")
+            continue
         lines.append(f"- {r['native_order']}: {q['calls']} calls sent ({q['cache_hits']} from the "
                      f"cache), tokens in / out {q.get('prompt_tokens') or 0:,} / "
-                     f"{q.get('completion_tokens') or 0:,}, {spc}, wall {r['wall_s'] / 60:.0f} min.")
+                     f"{q.get('completion_tokens') or 0:,}, {r['s_per_call']:.0f} s per call, "
+                     f"wall {r['wall_s'] / 60:.0f} min.")
+    t = rep.get("server_timing")
+    if t:
+        lines.append(
+            f"- llama.cpp's own timing over all {t['requests']} requests this server answered: "
+            f"first {t['first_s']:.0f} s (the ~1,700-token fixed prompt prefix evaluated once), "
+            f"then median {t['median_s']:.0f} s per request; {t['prompt_tokens_evaluated']:,} "
+            f"prompt tokens evaluated, {t['tokens_generated']:,} generated; load average at the "
+            f"end {', '.join(f'{x:.1f}' for x in rep['load_average'])} on 2 cores.")
     lines += [
         "", "What a sample this size with a 1.5B model can and cannot show: it shows that the "
         "prompts, parsers, cache and paired statistics work on a real model's output, how often "
@@ -224,13 +260,14 @@ def results_section(rep: dict) -> list[str]:
 
 
 def write_report(args, data: list[dict], picked: list[tuple[str, int]], model: str,
-                 results: list[dict]) -> None:
+                 results: list[dict], server_log: Path | None = None) -> None:
     """The JSON report (rewritten after each native order, so a stopped run keeps the done ones)."""
     chosen = set(picked)
     cats = Counter(CATS[q["category"]] for conv in data for i, q in enumerate(conv["qa"])
                    if (conv["sample_id"], i) in chosen)
     report = {
-        "data": args.data, "n": len(picked), "seed": args.seed, "k": args.k,
+        "command": " ".join(sys.argv[1:]), "data": args.data, "n": len(picked), "seed": args.seed,
+        "k": args.k,
         "sample_rule": "categories 1-4; per category random.Random(f'{seed}:{category}').shuffle "
                        "of file order; round-robin single-hop, multi-hop, temporal, open-domain; "
                        "first n",
@@ -238,6 +275,7 @@ def write_report(args, data: list[dict], picked: list[tuple[str, int]], model: s
         "store": "plain (turns, all-MiniLM-L6-v2 int8, pool 200)", "model": model,
         "gguf": args.gguf, "threads": args.threads, "max_tokens": args.max_tokens,
         "load_average": os.getloadavg(), "orders_done": [r["native_order"] for r in results],
+        "server_timing": server_timing(server_log) if server_log else None,
         "results": results,
     }
     out = Path(args.out)
@@ -259,6 +297,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--max-tokens", type=int, default=None, help="cap on each reply")
+    ap.add_argument("--server-log", help="llama.cpp server log of a server started by hand "
+                    "(--answerer-url): its per-request times go into the report")
     ap.add_argument("--cache-dir", default=None, help="default $MEMPURSUIT_CACHE or ~/.cache/mempursuit")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "qa_locomo_small_llm.json"))
     args = ap.parse_args()
@@ -278,8 +318,10 @@ def main() -> None:
     orig = {c["sample_id"]: [qa["mp_orig"] for qa in c["qa"]]
             for c in json.loads(subset.read_text(encoding="utf-8"))}
     proc = None
+    server_log = Path(args.server_log) if args.server_log else None
     try:
         if args.gguf:
+            server_log = tmp / "server.log"
             proc, url = start_server(args.gguf, args.threads, args.ctx, tmp / "server.log")
             model = args.model or Path(args.gguf).stem
         else:
@@ -304,7 +346,7 @@ def main() -> None:
             calls = s["qa"]["calls"]
             r["s_per_call"] = (s["timing_s"]["qa"] / calls) if calls else None
             results.append(r)
-            write_report(args, data, picked, model, results)
+            write_report(args, data, picked, model, results, server_log)
             print(f"{order}: {len(recs)} questions, {calls} calls, {s['qa']['cache_hits']} cached, "
                   f"{wall:.0f} s", file=sys.stderr)
     finally:
