@@ -237,6 +237,15 @@ def results_section(rep: dict) -> list[str]:
                      f"cache), tokens in / out {q.get('prompt_tokens') or 0:,} / "
                      f"{q.get('completion_tokens') or 0:,}, {r['s_per_call']:.0f} s per call, "
                      f"wall {r['wall_s'] / 60:.0f} min.")
+    for r in res:
+        qs = r.get("questions") or []
+        pairs = [(q[p]["correct"], q[p]["f1"]) for q in qs for p in r["policies"]]
+        if pairs:
+            strict = sum(1 for c, f in pairs if not c and f >= 0.5)
+            lenient = sum(1 for c, f in pairs if c and f < 0.5)
+            lines.append(f"- {r['native_order']}, judge against F1 over {len(pairs)} answers: WRONG "
+                         f"on {strict} with F1 >= 0.5, CORRECT on {lenient} with F1 < 0.5 "
+                         "(per-question answers and verdicts are in the JSON).")
     t = rep.get("server_timing")
     if t:
         lines.append(
@@ -245,6 +254,14 @@ def results_section(rep: dict) -> list[str]:
             f"then median {t['median_s']:.0f} s per request; {t['prompt_tokens_evaluated']:,} "
             f"prompt tokens evaluated, {t['tokens_generated']:,} generated; load average at the "
             f"end {', '.join(f'{x:.1f}' for x in rep['load_average'])} on 2 cores.")
+    if t and rep["n"] < 150:
+        reqs = 4 * 160 * 2  # answers + verdicts, two policies, two native orders
+        lines.append(
+            f"- Why only {rep['n']} questions: at a median {t['median_s']:.0f} s per request here, "
+            f"160 questions (~{reqs:,} requests for two policies and two native orders) would "
+            f"take ~{reqs * t['median_s'] / 3600:.0f} hours on this shared machine."
+            + ("" if len(res) > 1 else " Only the dense order finished within the session; "
+               "`--orders dense hybrid` runs both."))
     lines += [
         "", "What a sample this size with a 1.5B model can and cannot show: it shows that the "
         "prompts, parsers, cache and paired statistics work on a real model's output, how often "
