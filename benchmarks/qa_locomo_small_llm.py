@@ -7,8 +7,10 @@ Native vs ``centered-fusion`` at K=10 on the built-in ``plain`` store (dialogue 
 MiniLM int8 embedder, pool 200), once with the dense and once with the hybrid native order.
 The same model answers (the paper's LoCoMo answer prompt) and judges (its judge prompt). With
 ``--gguf`` the script starts llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``)
-on 127.0.0.1 at ``--threads`` threads, niced, with its RAM prompt cache (the long fixed answer
-prompt prefix is evaluated once), and stops it at the end.
+on 127.0.0.1 at ``--threads`` threads, niced, and stops it at the end. Requests go one at a
+time, so llama.cpp reuses the long fixed answer-prompt prefix from the previous request. (Not
+its ``--cache true`` RAM cache: with Qwen's 152k vocabulary each saved state carries its logits,
+and the server grew to 22 GB and was killed for memory here.)
 
 The sample (fixed before any result was seen): LoCoMo categories 1-4; each category's questions,
 in file order, are shuffled by ``random.Random(f"{seed}:{category}")``; the sample is the first
@@ -113,7 +115,7 @@ _PERF = re.compile(r"llama_perf_context_print:\s+(prompt eval|eval|total) time =
 def server_timing(log: Path) -> dict | None:
     """Per-request times from llama.cpp's ``llama_perf_context_print`` lines: requests, seconds
     per request (first, median, mean; the first evaluates the long fixed prompt prefix, later
-    ones reuse it from the prompt cache), prompt tokens evaluated and tokens generated."""
+    ones reuse it from the previous request), prompt tokens evaluated and tokens generated."""
     if not log or not Path(log).is_file():
         return None
     total, prompt, gen = [], 0, 0
@@ -142,7 +144,7 @@ def start_server(gguf: str, threads: int, ctx: int, log: Path) -> tuple[subproce
     port = free_port()
     cmd = ["nice", "-n", "10", sys.executable, "-m", "llama_cpp.server", "--model", gguf,
            "--host", "127.0.0.1", "--port", str(port), "--n_threads", str(threads),
-           "--n_ctx", str(ctx), "--cache", "true", "--cache_size", str(2 << 30),
+           "--n_ctx", str(ctx),
            "--model_alias", Path(gguf).stem]
     proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
