@@ -37,6 +37,8 @@ ALLOWED_CI_SKIPS: dict[str, str] = {}
 NEEDS_SHARED_WHEEL: dict[str, str] = {
     # the real LightMem: the registry's "lightmem" is an empty placeholder
     "integration_tests/test_lightmem_real.py": "lightmem-*.whl",
+    # llama.cpp's OpenAI-compatible server for the end-to-end QA test (source build: 10-12 min)
+    "integration_tests/test_qa_llama_server.py": "llama_cpp_python-*.whl",
 }
 
 SHARED_WHEELS = Path(__file__).resolve().parent.parent / "shared" / "wheels"

@@ -338,6 +338,11 @@ def results_doc() -> str:
             parts += ["Where the default stands on each side today (`python benchmarks/held_out_halves.py "
                       "RUN --split benchmarks/results/eval/round3_split.json`, from a "
                       "`mempursuit eval --native-order hybrid` run):", "", base, ""]
+    qa = ROOT / "benchmarks" / "results" / "qa_locomo_small_llm.json"
+    if qa.exists():
+        from qa_locomo_small_llm import results_section
+
+        parts += results_section(json.loads(qa.read_text()))
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -40,6 +40,8 @@ __all__ = [
     "build_judge_prompt",
     "parse_answer",
     "parse_judgement",
+    "read_judgement",
+    "split_answer",
     "format_memories",
 ]
 
@@ -195,28 +197,53 @@ def build_judge_prompt(question: str, gold_answer: str, generated_answer: str, *
                                generated_answer=generated_answer, evidence=evidence)
 
 
+#: The answer marker, as small models also write it: ``ANSWER:``, ``**Answer:**``, ``Final answer:``.
+_ANSWER_MARK = re.compile(r"\**\b(?:final\s+)?answer\b\**\s*:\s*\**", re.I)
+
+
+def split_answer(text: str) -> tuple[str, bool]:
+    """``(answer, marked)``: the text after the last answer marker (``ANSWER:``, any case,
+    markdown bold allowed) and True; the whole reply and False when there is none (a reply cut
+    off by ``max_tokens`` before its final answer, or a model that ignored the instruction)."""
+    marks = list(_ANSWER_MARK.finditer(text or ""))
+    if not marks:
+        return (text or "").strip(), False
+    return text[marks[-1].end():].strip().strip("*").strip(), True
+
+
 def parse_answer(text: str) -> str:
     """The text after the last ``ANSWER:`` (the whole reply when there is none)."""
-    idx = text.rfind("ANSWER:")
-    return (text[idx + len("ANSWER:"):] if idx >= 0 else text).strip()
+    return split_answer(text)[0]
 
 
-_LABEL_JSON = re.compile(r'"label"\s*:\s*"\s*(CORRECT|WRONG)\s*"', re.I)
+_LABEL_JSON = re.compile(r"""["']?\blabel\b["']?\s*:\s*["']?\s*(CORRECT|WRONG)\b""", re.I)
 _LABEL_WORD = re.compile(r"\b(CORRECT|WRONG)\b")
+
+#: How a judge reply was read: its JSON label, its one upper-case label word, or not at all.
+VERDICT_KINDS = ("json", "word", "ambiguous", "none")
+
+
+def read_judgement(text: str) -> tuple[bool | None, str]:
+    """``(label, kind)`` for a judge reply; ``kind`` is one of :data:`VERDICT_KINDS`.
+
+    The JSON ``{"label": ...}`` the prompt asks for wins (its last one; any case, quotes
+    optional). Otherwise a reply with upper-case CORRECT or WRONG but not both is read as that
+    word. A reply with both words (the prompt forbids it) is ``ambiguous`` and one with neither
+    is ``none``: both give ``label=None``, counted as unparsed and scored wrong.
+    """
+    m = _LABEL_JSON.findall(text or "")
+    if m:
+        return m[-1].upper() == "CORRECT", "json"
+    words = set(_LABEL_WORD.findall(text or ""))
+    if len(words) == 1:
+        return words.pop() == "CORRECT", "word"
+    return None, ("ambiguous" if words else "none")
 
 
 def parse_judgement(text: str) -> bool | None:
-    """``True`` for CORRECT, ``False`` for WRONG, ``None`` when the reply has neither.
-
-    The JSON ``{"label": ...}`` wins; otherwise the last upper-case CORRECT / WRONG word.
-    """
-    m = _LABEL_JSON.findall(text)
-    if m:
-        return m[-1].upper() == "CORRECT"
-    words = _LABEL_WORD.findall(text)
-    if words:
-        return words[-1] == "CORRECT"
-    return None
+    """``True`` for CORRECT, ``False`` for WRONG, ``None`` when unreadable (see
+    :func:`read_judgement`)."""
+    return read_judgement(text)[0]
 
 
 class ChatCache:
@@ -291,6 +318,8 @@ class ChatClient:
         self.backoff = float(backoff)
         self.calls = 0
         self.cache_hits = 0
+        self.prompt_tokens = 0  # as the server reports them (``usage``), uncached calls only
+        self.completion_tokens = 0
         self._lock = threading.Lock()
 
     def _key(self, messages: list[dict]) -> str:
@@ -316,8 +345,12 @@ class ChatClient:
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                     payload = json.loads(resp.read().decode("utf-8"))
+                usage = payload.get("usage") if isinstance(payload, dict) else None
                 with self._lock:
                     self.calls += 1
+                    if isinstance(usage, dict):
+                        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+                        self.completion_tokens += int(usage.get("completion_tokens") or 0)
                 try:
                     content = payload["choices"][0]["message"]["content"]
                 except (KeyError, IndexError, TypeError) as exc:

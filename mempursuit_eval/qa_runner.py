@@ -9,8 +9,8 @@ from typing import Any
 from .base import MemoryUnit
 from .progress import Progress
 from .datasets import Question
-from .qa import ChatCache, ChatClient, build_answer_prompt, build_judge_prompt, parse_answer, \
-    parse_judgement
+from .qa import VERDICT_KINDS, ChatCache, ChatClient, build_answer_prompt, build_judge_prompt, \
+    read_judgement, split_answer
 
 __all__ = ["run_qa"]
 
@@ -43,7 +43,8 @@ def run_qa(cfg, questions: list[Question], records: list[dict],
     try:
         with Progress(cfg.progress, len({j[3] for j in jobs}), "QA: answering") as bar:
             replies = answerer.map([j[3] for j in jobs], progress=bar.update)
-        answers = [parse_answer(r) for r in replies]
+        split = [split_answer(r) for r in replies]
+        answers = [a for a, _ in split]
         jprompts = [build_judge_prompt(questions[ri].text, questions[ri].answer, a,
                                        category=questions[ri].category)
                     for (ri, _, _, _), a in zip(jobs, answers)]
@@ -51,24 +52,34 @@ def run_qa(cfg, questions: list[Question], records: list[dict],
             verdicts = judge.map(jprompts, progress=bar.update)
     finally:
         cache.close()
-    unparsed = 0
-    for (ri, policy, k, _), ans, verdict in zip(jobs, answers, verdicts):
-        label = parse_judgement(verdict)
-        if label is None:
-            unparsed += 1
+    kinds = dict.fromkeys(VERDICT_KINDS, 0)
+    unparsed_by: dict[str, dict[str, int]] = {}
+    unmarked = 0
+    for (ri, policy, k, _), ans, (_, marked), verdict in zip(jobs, answers, split, verdicts):
+        label, kind = read_judgement(verdict)
+        kinds[kind] += 1
+        unmarked += not marked
+        by_k = unparsed_by.setdefault(policy, {})
+        by_k[str(k)] = by_k.get(str(k), 0) + (label is None)
         records[ri].setdefault("qa", {}).setdefault(policy, {})[str(k)] = {
             "answer": ans, "correct": bool(label), "judge": verdict.strip()[-400:],
+            "verdict": kind, **({} if marked else {"no_answer_marker": True}),
             **({"unparsed": True} if label is None else {}),
         }
+    unparsed = kinds["ambiguous"] + kinds["none"]
     if unparsed:
-        print(f"QA: {unparsed} judge replies had no CORRECT/WRONG label (counted as wrong)",
-              file=sys.stderr)
+        print(f"QA: {unparsed} of {len(jobs)} judge replies had no single CORRECT/WRONG label "
+              f"({kinds['ambiguous']} with both, {kinds['none']} with neither): counted as wrong "
+              "and reported in summary.json / summary.md", file=sys.stderr)
     info: dict[str, Any] = {
         "answerer_url": answerer.url, "model": answerer.model,
         "judge_url": judge.url, "judge_model": judge.model, "k": ks,
         "prompts": "MemPursuit paper appendix A.4.1 (LoCoMo answer + judge, from Mem0's evaluation)",
         "calls": answerer.calls + judge.calls, "cache_hits": answerer.cache_hits + judge.cache_hits,
-        "unparsed_judgements": unparsed,
+        "prompt_tokens": answerer.prompt_tokens + judge.prompt_tokens,
+        "completion_tokens": answerer.completion_tokens + judge.completion_tokens,
+        "unparsed_judgements": unparsed, "verdicts": kinds, "unparsed_by": unparsed_by,
+        "answers_without_marker": unmarked, "judged": len(jobs),
     }
     if cfg.dataset == "beam":
         info["note"] = ("BEAM's official rubric grader is not reproduced; accuracy here is the "

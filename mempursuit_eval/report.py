@@ -128,13 +128,7 @@ def markdown_report(summary: dict) -> str:
                 f"{_fmt(o.get('turn_coverage'))} | {_fmt(o.get('replaced'))} | "
                 f"{_fmt(o.get('size'))} | {_fmt(lat.get('median'), 3)} / {_fmt(lat.get('p95'), 3)} |")
     if qa:
-        lines += ["", "## End-to-end QA (judge accuracy %)", "",
-                  "| policy | K | accuracy % | n |", "|---|---:|---:|---:|"]
-        for policy, by_k in s["results"].items():
-            for k, entry in by_k.items():
-                o = entry["overall"]
-                if o.get("qa_accuracy") is not None:
-                    lines.append(f"| {policy} | {k} | {_fmt(o['qa_accuracy'])} | {o.get('n_qa', '')} |")
+        lines += ["", "## End-to-end QA (judge accuracy %)", ""] + _qa_lines(s)
     if s["paired"]:
         lines += ["", "## Paired differences vs native (percentage points)", "",
                   "| policy | K | metric | native | policy | diff | 95% CI | wins / losses | p | test |",
@@ -176,6 +170,45 @@ def markdown_report(summary: dict) -> str:
     if s.get("notes"):
         lines += ["", "## Data notes", ""] + [f"- {n}" for n in s["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _qa_lines(s: dict) -> list[str]:
+    """The QA setup, what it cost, the verdicts that could not be read, and accuracy with its
+    paired statistics (McNemar) beside session coverage and its own."""
+    q = s["qa"]
+    v = q.get("verdicts") or {}
+    tokens = (f"; tokens in / out {q['prompt_tokens']:,} / {q['completion_tokens']:,}"
+              if q.get("prompt_tokens") else "")
+    lines = [
+        f"- answerer `{q.get('model')}`, judge `{q.get('judge_model')}` ({q.get('judge_url')}); "
+        f"prompts: {q.get('prompts')}",
+        f"- calls: {q.get('calls', 0)} sent, {q.get('cache_hits', 0)} from the cache{tokens}",
+        f"- unparsed verdicts: {q.get('unparsed_judgements', 0)} of {q.get('judged', '?')} "
+        f"(no single CORRECT / WRONG label: {v.get('ambiguous', 0)} with both, "
+        f"{v.get('none', 0)} with neither; counted as wrong); answers without an `ANSWER:` "
+        f"marker (whole reply used): {q.get('answers_without_marker', 0)}",
+        *([f"- note: {q['note']}"] if q.get("note") else []),
+        "",
+        "| policy | K | accuracy % | diff vs native pp | 95% CI | McNemar p | session coverage % "
+        "| diff pp | p | n | unparsed verdicts |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    unparsed_by = q.get("unparsed_by") or {}
+    for policy, by_k in s["results"].items():
+        for k, entry in by_k.items():
+            o = entry["overall"]
+            if o.get("qa_accuracy") is None:
+                continue
+            pa = (s["paired"].get(policy) or {}).get(k, {}).get("overall", {})
+            acc, cov = pa.get("qa_accuracy"), pa.get("complete_coverage")
+            lines.append(
+                f"| {policy} | {k} | {_fmt(o['qa_accuracy'])} | "
+                + (f"{acc['diff']:+.2f} | [{acc['ci_low']:+.2f}, {acc['ci_high']:+.2f}] | "
+                   f"{_p(acc['p_value'])} | " if acc else "– | – | – | ")
+                + f"{_fmt(o.get('complete_coverage'))} | "
+                + (f"{cov['diff']:+.2f} | {_p(cov['p_value'])} | " if cov else "– | – | ")
+                + f"{o.get('n_qa', '')} | {unparsed_by.get(policy, {}).get(k, '–')} |")
+    return lines
 
 
 def plot_report(summary: dict, out: Path) -> list[Path]:

@@ -18,6 +18,8 @@ from mempursuit_eval.qa import (
     format_memories,
     parse_answer,
     parse_judgement,
+    read_judgement,
+    split_answer,
 )
 
 
@@ -167,6 +169,24 @@ def test_prompts_follow_the_paper():
     assert parse_judgement("maybe") is None
 
 
+def test_replies_of_small_models_are_read_or_counted():
+    """Shapes that SmolLM2-135M / Qwen2.5-1.5B wrote through llama.cpp's server."""
+    assert split_answer("Step 1 ... Step 7.\n**ANSWER:** Gothenburg") == ("Gothenburg", True)
+    assert split_answer("reasoning\nFinal answer: 7 May 2023") == ("7 May 2023", True)
+    assert split_answer("answer: a cat") == ("a cat", True)
+    # cut off by max_tokens before the marker: the whole reply, flagged
+    assert split_answer("1. 2023-04-19: Priya: Tortoises are") == ("1. 2023-04-19: Priya: Tortoises are", False)
+    assert split_answer("") == ("", False)
+    assert read_judgement('The answer matches.\n```json\n{"label": "CORRECT"}\n```') == (True, "json")
+    assert read_judgement("{'label': 'wrong'}") == (False, "json")
+    assert read_judgement('{"label": "CORRECT"} ... {"label": "WRONG"}') == (False, "json")  # the last
+    assert read_judgement("This answer was CORRECT, as it matches") == (True, "word")
+    # both words (the prompt forbids it) or neither: unparsed, never guessed
+    assert read_judgement("The correct answer is: 1. Pickle\nCORRECT\nWRONG") == (None, "ambiguous")
+    assert read_judgement("The correct answer is: 2.") == (None, "none")
+    assert read_judgement("") == (None, "none")
+
+
 def test_run_eval_with_qa(server, tmp_path):
     pytest.importorskip("onnxruntime", reason='needs the [embed] extra')
     from mempursuit_eval import run_eval
@@ -183,6 +203,9 @@ def test_run_eval_with_qa(server, tmp_path):
     assert s["results"]["native"]["4"]["overall"].get("qa_accuracy") is None  # not asked at K=4
     assert s["paired"]["mempursuit"]["2"]["overall"]["qa_accuracy"]["test"] == "mcnemar-exact"
     assert s["qa"]["model"] == "tiny" and s["qa"]["calls"] == server.requests
+    assert s["qa"]["unparsed_judgements"] == 0 and s["qa"]["verdicts"]["json"] == 8
+    md = (tmp_path / "run" / "summary.md").read_text()
+    assert "unparsed verdicts: 0 of 8" in md and "| McNemar p | session coverage % |" in md
     rec = json.loads((tmp_path / "run" / "questions.jsonl").read_text().splitlines()[0])
     assert set(rec["qa"]) == {"native", "mempursuit"} and "answer" in rec["qa"]["native"]["2"]
     first = server.requests
