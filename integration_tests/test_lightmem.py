@@ -340,10 +340,11 @@ def test_fallback_equals_native_with_filters(store, locomo0, caplog):
                     assert broken.select(q, k, flt).entries == native.select(q, k, flt).entries
 
 
-@pytest.mark.parametrize("policy", ["mempursuit-adaptive", "mmr", "pursuit-rank",
-                                    "pursuit-joint", "pursuit-time"])
-def test_other_policies(store, locomo0, policy):
-    wrapped = MemPursuitLightMemory(store, policy=policy)
+@pytest.mark.parametrize("policy, options", [
+    ("mempursuit", {"adaptive": True}), ("mmr", {}), ("experimental/pursuit-rank", {}),
+    ("experimental/pursuit-joint", {}), ("experimental/pursuit-time", {})])
+def test_other_policies(store, locomo0, policy, options):
+    wrapped = MemPursuitLightMemory(store, policy=policy, policy_options=options)
     q = questions(locomo0[1])[4]
     pool = [format_entry(p) for p in wrapped.pool(q).payloads]
     got = wrapped.retrieve(q, limit=10)

@@ -233,7 +233,7 @@ def test_pool_size_and_other_selectors(emily):
     small = emily.read(q, 3, policy="mempursuit", pool=5)
     assert len(small.pool) == 5 and set(small.seeds) <= set(small.pool)
     assert len(emily.read(q, 3, policy="mmr").seeds) == 3
-    adaptive = emily.read(q, 20, policy="mempursuit-adaptive")
+    adaptive = emily.read(q, 20, policy="mempursuit", policy_options={"adaptive": True})
     assert 1 <= len(adaptive.seeds) <= 20
     with pytest.raises(UnknownNameError, match="unknown selector 'nope'"):
         emily.read(q, 2, policy="nope")

@@ -56,8 +56,9 @@ VARIANTS = (
     "centered-fusion:aspects=1,adjacent=0.8,gamma=0.3",
 )
 EXPERIMENTAL = ("pursuit-rank", "pursuit-anchor", "pursuit-joint", "pursuit-time", "native-dedup")
-#: A policy as frozen -> how it is spelled today (filled in when names change).
-RENAMED: dict[str, str] = {}
+#: A policy as frozen -> how it is spelled today (issue 25 renamed these).
+RENAMED: dict[str, str] = {"mempursuit-adaptive": "mempursuit:adaptive=true",
+                           **{n: f"experimental/{n}" for n in EXPERIMENTAL}}
 
 NATIVE = ("dense", "hybrid")
 FIXTURE_POOLS = (20, 200)
