@@ -96,7 +96,8 @@ def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] 
     """Lazy signals for one pool from its texts (native order) and the query text.
 
     The lexical features are tf-idf over the pool's own vocabulary (BM25-style tokens, English
-    stop words removed): what ``pursuit-joint`` needs where a framework keeps no sparse vectors.
+    stop words removed): what ``experimental/pursuit-joint`` needs where a framework keeps no
+    sparse vectors.
     ``extra`` values are passed through as they are.
     """
     texts = list(texts)
