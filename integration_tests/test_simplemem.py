@@ -187,7 +187,8 @@ def test_default_policy_and_old_option_names(semantic_retriever, locomo0):
     assert wrapped.selector.name == DEFAULT_POLICY and (wrapped.k, wrapped.options.pool) == (10, 200)
     details = wrapped.select(questions(locomo0[1])[1])
     assert details.fallback_reason is None and len(details.entries) == 10
-    with pytest.warns(DeprecationWarning, match="fallback= is now strict="):
+    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="), \
+            pytest.warns(DeprecationWarning, match="fallback= is now strict="):
         old = MemPursuitRetriever(semantic_retriever, pool_size=30, fallback=False)
     assert (old.options.pool, old.options.strict) == (30, True)
 
