@@ -39,7 +39,9 @@ from mempursuit_eval.datasets import load_dataset  # noqa: E402
 from mempursuit_core.lexical import _stem, _term_counts, tokenize  # noqa: E402
 from mempursuit_core.signals import pool_signals  # noqa: E402
 
-SKIP = {"mempursuit-adaptive", "pursuit-center"}  # same kernel as mempursuit, stops early; an alias
+from mempursuit_core.builtins import DEPRECATED_ALIASES  # noqa: E402
+
+SKIP = set(DEPRECATED_ALIASES)  # old names of the policies measured under their names
 
 
 def pools(data: str, n: int, P: int, d: int, seed: int):

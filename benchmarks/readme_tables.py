@@ -247,6 +247,33 @@ def runs_under(folder: Path) -> list[Path]:
     return sorted(p.parent for p in folder.glob("*/summary.json"))
 
 
+def options_history() -> list[str]:
+    """How each option of the default was chosen (the policy's docstring says what it does)."""
+    return [
+        "### How the default's options were chosen",
+        "",
+        "- `fusion=zscore, weight=0.7`: chosen on LoCoMo and half of BEAM, pools of 50, 100 and",
+        "  200; the first version of the policy was `fusion=minmax, weight=1`.",
+        "- `lexical=auto` (the framework's keyword score and the pool's BM25, their mean) and",
+        "  `stem=true`: chosen on LoCoMo and half of BEAM; `auto` was `prefer-signal` before.",
+        "- `spread=0.3`: chosen on LoCoMo and the even halves of BEAM and LongMemEval-S; 0 keeps",
+        "  the most gold turns (the earlier default), larger values cover more sessions and fewer",
+        "  turns (table *Tried*).",
+        "- `dates=3`: round 3, on LoCoMo's turns and BEAM chats 1-10, confirmed on the held-out",
+        "  side; 0 is the round-2 policy.",
+        "- `adjacent=0`: it lifts LoCoMo's turn coverage but cost LongMemEval-S turns (round 3).",
+        "- `aspects=0`: it gains at K = 5 only (row *aspects* of table *Tried*).",
+        "- `gather=0.8`: chosen on LoCoMo's turns and BEAM chats 1-10 (round 3), made the",
+        "  default with `speaker` and `named`, checked on the held-out side.",
+        "- `speaker=2`: chosen on the tuning side of round 3 (LongMemEval-S's temporal and",
+        "  single-session questions, BEAM chats 1-10), confirmed on the held-out side; 0 with",
+        "  `named=0, gather=0.3` is the previous default.",
+        "- `named=1`: chosen on LoCoMo's turns (2 took fewer complete sessions there), confirmed",
+        "  on its observations store.",
+        "",
+    ]
+
+
 def results_doc() -> str:
     parts = [
         "# Results",
@@ -282,8 +309,14 @@ def results_doc() -> str:
         parts += ["LongMemEval-S rows: the round-2 runs; no LongMemEval-S question names a date, "
                   "so today's default orders every pool as `centered-fusion:dates=0` did.", ""]
     parts += round3_section()
+    parts += options_history()
     parts += [
         "## Round 2 runs: every policy, six (dataset, native order) pairs",
+        "",
+        "The experiments `pursuit-rank`, `pursuit-anchor`, `pursuit-joint`, `pursuit-time` and",
+        "`native-dedup` are called `experimental/NAME` today (`mempursuit_core.experimental`), and",
+        "`mempursuit-adaptive` is `mempursuit:adaptive=true`; the tables keep the labels they",
+        "were measured under.",
         "",
     ]
     for run in [EVAL / f"{k}-{o}" for k, _ in PAIRS for o in ("dense", "hybrid")]:

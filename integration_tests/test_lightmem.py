@@ -142,7 +142,8 @@ def test_default_policy_budget_and_old_option_names(store, locomo0):
     assert wrapped.retrieve(q, limit=10) == [format_entry(pool.payloads[i]) for i in want.order]
     capped = MemPursuitLightMemory(store, k=4)
     assert len(capped.retrieve(q, limit=10)) == 4 and len(capped.retrieve(q, limit=3)) == 3
-    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="):
+    with pytest.warns(DeprecationWarning, match="fallback= is now strict="), \
+            pytest.warns(DeprecationWarning, match="pool_size= is now pool="):
         old = MemPursuitLightMemory(store, pool_size=30, fallback=False)
     assert (old.options.pool, old.options.strict) == (30, True)
     with pytest.raises(TypeError, match="not both"):
@@ -188,10 +189,11 @@ def test_fallback_equals_native_with_filters(store, locomo0, caplog):
                     assert broken.select(q, k, flt).entries == native.select(q, k, flt).entries
 
 
-@pytest.mark.parametrize("policy", ["mempursuit-adaptive", "mmr", "pursuit-rank",
-                                    "pursuit-joint", "pursuit-time"])
-def test_other_policies(store, locomo0, policy):
-    wrapped = MemPursuitLightMemory(store, policy=policy)
+@pytest.mark.parametrize("policy, options", [
+    ("mempursuit", {"adaptive": True}), ("mmr", {}), ("experimental/pursuit-rank", {}),
+    ("experimental/pursuit-joint", {}), ("experimental/pursuit-time", {})])
+def test_other_policies(store, locomo0, policy, options):
+    wrapped = MemPursuitLightMemory(store, policy=policy, policy_options=options)
     q = questions(locomo0[1])[4]
     pool = [format_entry(p) for p in wrapped.pool(q).payloads]
     got = wrapped.retrieve(q, limit=10)

@@ -314,8 +314,9 @@ def test_policy_switch(native_qdrant, workdir, conversation):
     memory = _sibling(native_qdrant, workdir)
     try:
         q = QUERIES[3]
-        for policy in ("mmr", "mempursuit-adaptive", "mempursuit"):
-            mempursuit_mem0.wrap(memory, k=K, policy=policy)
+        for policy, options in (("mmr", {}), ("mempursuit", {"adaptive": True}),
+                                ("mempursuit", {})):
+            mempursuit_mem0.wrap(memory, k=K, policy=policy, policy_options=options)
             results = memory.search(q, filters=_user(conversation))["results"]
             assert 1 <= len(results) <= K and len({r["id"] for r in results}) == len(results)
             assert {r["metadata"]["mempursuit"]["policy"] for r in results} == {policy}
@@ -529,20 +530,20 @@ def test_qdrant_hybrid_signals_and_named_vectors(hybrid_qdrant, conversation, tu
         got = memory.search(q, filters=filters)["results"]
         order = select(prepared.query_vector, prepared.vectors, K).order
         assert [r["id"] for r in got] == [prepared.ids[i] for i in order]
-        # pursuit-center fuses Mem0's own keyword score (the "lexical" signal) with its BM25
+        # centered-fusion fuses Mem0's own keyword score (the "lexical" signal) with its BM25
         # over the pool's texts; lexical="prefer-signal" fuses Mem0's alone.
         np.testing.assert_allclose(prepared.signals["lexical"], bm25)
-        center = get_selector("pursuit-center").select(
+        center = get_selector("centered-fusion").select(
             prepared.query_vector, prepared.vectors, K, signals=prepared.signals)
         assert center.info["lexical"] == "signal+pool"
-        alone = get_selector("pursuit-center", lexical="prefer-signal").select(
+        alone = get_selector("centered-fusion", lexical="prefer-signal").select(
             prepared.query_vector, prepared.vectors, K, signals=prepared.signals)
         assert alone.info["lexical"] == "signal"
         with_texts_only = {"texts": prepared.signals["texts"], "query_text": q}
-        pool_only = get_selector("pursuit-center").select(
+        pool_only = get_selector("centered-fusion").select(
             prepared.query_vector, prepared.vectors, K, signals=with_texts_only)
         assert pool_only.info["lexical"] == "pool"
-        mempursuit_mem0.wrap(memory, k=K, policy="pursuit-center")
+        mempursuit_mem0.wrap(memory, k=K, policy="centered-fusion")
         got = memory.search(q, filters=filters)["results"]
         assert [r["id"] for r in got] == [prepared.ids[i] for i in center.order]
     finally:
@@ -574,7 +575,7 @@ def test_dense_only_mem0_has_no_lexical_signal(native_qdrant, conversation):
     filters = _user(conversation)
     prepared = collect_pool(native_qdrant, "Priya baked a sourdough loaf", filters, P)
     assert "lexical" not in prepared.signals  # every bm25_score is 0: the channel is off
-    sel = get_selector("pursuit-center").select(prepared.query_vector, prepared.vectors, K,
+    sel = get_selector("centered-fusion").select(prepared.query_vector, prepared.vectors, K,
                                                 signals=prepared.signals)
     assert sel.info["lexical"] == "pool" and len(sel.order) == K
 

@@ -233,7 +233,7 @@ def test_pool_size_and_other_selectors(emily):
     small = emily.read(q, 3, policy="mempursuit", pool=5)
     assert len(small.pool) == 5 and set(small.seeds) <= set(small.pool)
     assert len(emily.read(q, 3, policy="mmr").seeds) == 3
-    adaptive = emily.read(q, 20, policy="mempursuit-adaptive")
+    adaptive = emily.read(q, 20, policy="mempursuit", policy_options={"adaptive": True})
     assert 1 <= len(adaptive.seeds) <= 20
     with pytest.raises(UnknownNameError, match="unknown selector 'nope'"):
         emily.read(q, 2, policy="nope")
@@ -257,7 +257,8 @@ def test_default_policy_fallback_and_old_option_names(emily, caplog):
         signals=pool_signals([docs[i].text for i in res.pool], emily._query_text(q),
                              timestamps=[docs[i].date for i in res.pool]))
     assert list(res.seeds) == [res.pool[i] for i in want.order]
-    with pytest.warns(DeprecationWarning, match="selector= is now policy="):
+    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="), \
+            pytest.warns(DeprecationWarning, match="selector= is now policy="):
         old = emily.read(q, 3, selector="mempursuit", pool_size=5)
     assert old.policy == "mempursuit" and len(old.pool) == 5
 

@@ -187,7 +187,8 @@ def test_default_policy_and_old_option_names(semantic_retriever, locomo0):
     assert wrapped.selector.name == DEFAULT_POLICY and (wrapped.k, wrapped.options.pool) == (10, 200)
     details = wrapped.select(questions(locomo0[1])[1])
     assert details.fallback_reason is None and len(details.entries) == 10
-    with pytest.warns(DeprecationWarning, match="fallback= is now strict="):
+    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="), \
+            pytest.warns(DeprecationWarning, match="fallback= is now strict="):
         old = MemPursuitRetriever(semantic_retriever, pool_size=30, fallback=False)
     assert (old.options.pool, old.options.strict) == (30, True)
 
@@ -211,11 +212,13 @@ def test_pool_cap_and_small_pools(semantic_retriever, locomo0):
     assert sorted(ids(raised.entries)) == sorted(ids(native[:50]))
 
 
-@pytest.mark.parametrize("policy", ["mempursuit-adaptive", "mmr", "pursuit-rank",
-                                    "pursuit-joint", "pursuit-time"])
-def test_other_policies(semantic_retriever, locomo0, policy):
+@pytest.mark.parametrize("policy, options", [
+    ("mempursuit", {"adaptive": True}), ("mmr", {}), ("experimental/pursuit-rank", {}),
+    ("experimental/pursuit-joint", {}), ("experimental/pursuit-time", {})])
+def test_other_policies(semantic_retriever, locomo0, policy, options):
     q = questions(locomo0[1])[4]
-    got = MemPursuitRetriever(semantic_retriever, k=10, policy=policy).retrieve(q)
+    got = MemPursuitRetriever(semantic_retriever, k=10, policy=policy,
+                              policy_options=options).retrieve(q)
     assert 1 <= len(got) <= 10 and set(ids(got)) <= set(ids(semantic_retriever.retrieve(q)))
 
 
@@ -519,7 +522,7 @@ def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, l
     from the index ``build`` created, per group, read only when a policy asks for it."""
     from mempursuit_core.embed import get_embedder
     from mempursuit_eval.base import MemoryUnit
-    from mempursuit_core.policies import CenteredPursuit
+    from mempursuit_core.policies import CenteredFusion
     from mempursuit_simplemem import has_fts_index
     from mempursuit_eval.backends.simplemem import SimpleMemBackend
 
@@ -542,7 +545,7 @@ def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, l
         assert np.allclose(lex, [direct.get(u, 0.0) for u in pool.uids], rtol=1e-6, atol=0)
         matched += int((lex > 0).sum())
         unmatched += int((lex == 0).sum())
-        sel = CenteredPursuit().select(pool.query_vector, pool.vectors, 10, signals=pool.signals)
+        sel = CenteredFusion().select(pool.query_vector, pool.vectors, 10, signals=pool.signals)
         assert sel.info["lexical"] == "signal+pool"
     assert matched > 0 and unmatched > 0
     backend.close()
@@ -557,7 +560,7 @@ def test_policies_get_lexical_and_time_signals(semantic_retriever, locomo0):
 
 
 # --------------------------------------------------------------------------------------------
-# SimpleMem's keyword channel as the "lexical" signal (pursuit-center)
+# SimpleMem's keyword channel as the "lexical" signal (centered-fusion)
 # --------------------------------------------------------------------------------------------
 
 class LexicalProbe(Selector):
@@ -612,7 +615,7 @@ def test_lexical_signal_is_lazy(store, semantic_retriever, locomo0):
 
 
 def test_pursuit_center_uses_simplemems_keyword_scores(store, semantic_retriever, locomo0):
-    from mempursuit_core.policies import CenteredPursuit
+    from mempursuit_core.policies import CenteredFusion
     from mempursuit_core.signals import pool_signals
 
     ensure_fts_index(store)
@@ -628,7 +631,7 @@ def test_pursuit_center_uses_simplemems_keyword_scores(store, semantic_retriever
         texts = [e.lossless_restatement for e in pool.entries]
         days = [e.timestamp for e in pool.entries]  # spread over the entries' calendar days
         assert len({str(d)[:10] for d in days}) > 1
-        both = CenteredPursuit().select(pool.query_vector, pool.vectors, 10,
+        both = CenteredFusion().select(pool.query_vector, pool.vectors, 10,
                                         signals=pool_signals(texts, q, lexical=lex,
                                                              timestamps=days))
         assert ids(details.entries) == [pool.entries[i].entry_id for i in both.order]

@@ -3,10 +3,11 @@
 from .builtins import DEFAULT_POLICY
 from .plugins import get_selector, list_selectors, resolve_selector
 from .pursuit import PursuitOptions, PursuitResult, select, select_batch
-from .selectors import Selection, Selector
+from .selectors import PoolSelector, Selection, Selector
 
 __all__ = [
     "DEFAULT_POLICY",
+    "PoolSelector",
     "PursuitOptions",
     "PursuitResult",
     "Selection",

@@ -36,13 +36,26 @@ def _cmd_adapters(args) -> int:
 
 
 def _cmd_selectors(args) -> int:
-    from .builtins import DEFAULT_POLICY
+    from .builtins import DEFAULT_POLICY, DEPRECATED_ALIASES
+    from .experimental import PREFIX
     from .plugins import list_selectors
 
-    for name, desc in list_selectors().items():
+    selectors = list_selectors()
+    experimental = {n: d for n, d in selectors.items() if n.startswith(PREFIX)}
+    old = {n: d for n, d in selectors.items() if n in DEPRECATED_ALIASES}
+    kept = {n: d for n, d in selectors.items() if n not in experimental and n not in old}
+    for name, desc in kept.items():
         mark = "*" if name == DEFAULT_POLICY else " "
         print(f"{mark} {name:<22} {desc}")
     print(f"(* the default read policy: {DEFAULT_POLICY})")
+    if experimental:
+        print("\nexperimental (behind the default in docs/results.md; may change or go):")
+        for name, desc in experimental.items():
+            print(f"  {name:<30} {desc.removeprefix('[experimental] ')}")
+    if old:
+        print("\ndeprecated names (work until the next release, with a warning):")
+        for name, desc in old.items():
+            print(f"  {name:<22} {desc}")
     return 0
 
 
@@ -63,8 +76,9 @@ def _cmd_select(args) -> int:
         if args.policy in ("mempursuit", "mempursuit-adaptive"):
             from .pursuit import select
 
-            res = select(q, M, args.k, ridge=args.ridge, adaptive=args.policy.endswith("adaptive"),
-                         tau=args.tau, patience=args.patience)
+            adaptive = args.adaptive or args.policy == "mempursuit-adaptive"
+            res = select(q, M, args.k, ridge=args.ridge, adaptive=adaptive, tau=args.tau,
+                         patience=args.patience)
             order, weights, losses, gaps, stop = (res.order, res.weights, res.losses, res.gaps,
                                                   res.stop_reason)
         else:
@@ -140,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=10, help="budget (default 10)")
     p.add_argument("--policy", default=DEFAULT_POLICY,
                    help=f"selector name (default {DEFAULT_POLICY}; the paper's rule: mempursuit)")
+    p.add_argument("--adaptive", action="store_true",
+                   help="with --policy mempursuit: stop early (adaptive stopping, --tau, --patience)")
     p.add_argument("--ridge", type=float, default=1e-10)
     p.add_argument("--tau", type=float, default=1e-5)
     p.add_argument("--patience", type=int, default=2)

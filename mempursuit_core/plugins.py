@@ -1,7 +1,7 @@
 """The plugin host: one pluggy manager; the built-ins are registered the way a plugin is.
 
-The core's own read policies (:mod:`mempursuit_core.builtins`) are registered when the host is
-created; everything else (the framework adapters, the evaluation harness, third parties) comes
+The core's own read policies (:mod:`mempursuit_core.builtins`, and the experiments in
+:mod:`mempursuit_core.experimental`) are registered when the host is created; everything else (the framework adapters, the evaluation harness, third parties) comes
 from entry points of the group ``mempursuit``, loaded only when something not built in is asked
 for (an unknown selector name, the adapter list, the command line). Importing the core or
 building a built-in selector therefore imports no plugin.
@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import pluggy
 
-from . import builtins, hookspecs
+from . import builtins, experimental, hookspecs
 
 __all__ = [
     "AdapterSpec",
@@ -47,10 +47,12 @@ ENTRY_POINT_GROUP = "mempursuit"
 ALLOW_ENV = "MEMPURSUIT_PLUGINS"
 DISTRIBUTION = "mempursuit"
 BUILTIN = "builtin"
+EXPERIMENTAL = "experimental"
 
 pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
 pm.add_hookspecs(hookspecs)
 pm.register(builtins, name=BUILTIN)
+pm.register(experimental, name=EXPERIMENTAL)  # ``experimental/NAME``, listed apart
 _loaded = False
 _lock = threading.Lock()
 _warned: set[tuple[str, str, str]] = set()

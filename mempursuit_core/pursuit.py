@@ -18,8 +18,13 @@ from numba.typed import List as TypedList
 
 from . import _kernel
 from .validation import check_int, check_k
+from .validation import bad_row_error as _bad_row_error
+from .validation import check_candidates as _as_matrix
+from .validation import check_query as _as_vector
+from .validation import checked_row_norms, row_norms  # noqa: F401 (re-exported)
+from .validation import unit_rows as _unit_rows
 
-__all__ = ["PursuitOptions", "PursuitResult", "select", "select_batch"]
+__all__ = ["PursuitOptions", "PursuitResult", "rank_prior", "select", "select_batch"]
 
 _STOP_NAMES = {_kernel.STOP_BUDGET: None, _kernel.STOP_ADAPTIVE: "adaptive"}
 
@@ -102,86 +107,6 @@ class PursuitResult:
         return f"PursuitResult(order=[{shown}{more}] of P={self.pool_size}{last}{stop})"
 
 
-def _as_matrix(candidates: Any, name: str = "candidates") -> np.ndarray:
-    """A C-contiguous float32/float64 (P, d) view or copy; other real dtypes become float64."""
-    M = np.asarray(candidates)
-    if M.ndim == 1 and M.size == 0:
-        M = M.reshape(0, 0)
-    if M.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (P, d), got shape {M.shape}")
-    if M.dtype not in (np.float32, np.float64):
-        if not (np.issubdtype(M.dtype, np.floating) or np.issubdtype(M.dtype, np.integer)
-                or M.dtype == np.bool_):
-            raise ValueError(f"{name} must hold real numbers, got dtype {M.dtype}")
-        M = M.astype(np.float64)
-    return np.ascontiguousarray(M)
-
-
-def _as_vector(query: Any, d: int | None = None, name: str = "query") -> np.ndarray:
-    """A unit float64 copy of a (d,) query; ValueError on bad shape, non-finite or zero."""
-    q = np.asarray(query)
-    if q.ndim == 2 and 1 in q.shape:
-        q = q.reshape(-1)
-    if q.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D vector of shape (d,), got shape {q.shape}")
-    if not (np.issubdtype(q.dtype, np.floating) or np.issubdtype(q.dtype, np.integer)):
-        raise ValueError(f"{name} must hold real numbers, got dtype {q.dtype}")
-    if d is not None and q.shape[0] != d:
-        raise ValueError(
-            f"dimension mismatch: {name} has d={q.shape[0]} but the candidates have d={d}"
-        )
-    q = q.astype(np.float64)
-    if not np.all(np.isfinite(q)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    with np.errstate(over="ignore", under="ignore"):
-        norm = math.sqrt(float(np.dot(q, q)))
-    if not 1e-140 < norm < 1e140:  # |q|^2 may have under- or overflowed
-        norm = float(row_norms(q[None, :])[0]) if q.size else 0.0
-    if not norm > 0.0 or not math.isfinite(1.0 / norm):
-        raise ValueError(f"{name} has zero norm; it cannot be normalised")
-    return q / norm
-
-
-def row_norms(X: np.ndarray, norms: np.ndarray | None = None) -> np.ndarray:
-    """Euclidean norms of the rows of a (P, d) array, float64, without under- or overflow.
-
-    Rows whose squared norm leaves the float64 range (entries near 1e-160 or 1e160) are
-    measured as ``max|x| * |x / max|x||``; a row with NaN or infinite entries gets NaN or inf.
-    ``norms``, when given, are the plain norms already computed (only the odd rows are redone).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if norms is None:
-        with np.errstate(over="ignore", under="ignore"):
-            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    norms = np.array(norms, dtype=np.float64)
-    odd = ~((norms > 1e-140) & (norms < 1e140))
-    if odd.any():
-        sub = X[odd]
-        with np.errstate(all="ignore"):
-            m = np.max(np.abs(sub), axis=1) if sub.shape[1] else np.zeros(len(sub))
-            scaled = sub / m[:, None]
-            norms[odd] = np.where(m > 0, m * np.sqrt(np.einsum("ij,ij->i", scaled, scaled)), 0.0)
-    return norms
-
-
-def _unit_rows(M: np.ndarray) -> np.ndarray:
-    """Rows of a (P, d) matrix scaled to unit length, float64; names the first bad row."""
-    M = M.astype(np.float64, copy=False)
-    with np.errstate(over="ignore", under="ignore"):
-        norms = checked_row_norms(M, np.linalg.norm(M, axis=1))
-    return M / norms[:, None]
-
-
-def checked_row_norms(X: np.ndarray, norms: np.ndarray | None = None) -> np.ndarray:
-    """:func:`row_norms`, or a ValueError naming the first row that cannot be normalised."""
-    norms = row_norms(X, norms)
-    with np.errstate(divide="ignore", over="ignore"):
-        bad = np.flatnonzero(~(np.isfinite(norms) & (norms > 0) & np.isfinite(1.0 / norms)))
-    if bad.size:
-        raise _bad_row_error(int(bad[0]))
-    return norms
-
-
 _NO_PRIOR = np.empty(0)
 
 
@@ -194,14 +119,6 @@ def _checked_prior(prior: Any, P: int, name: str = "prior") -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr
-
-
-def _bad_row_error(row: int, where: str = "") -> ValueError:
-    return ValueError(
-        f"candidate row {row}{where} has zero norm or NaN/infinite values (or a norm beyond the "
-        "float64 range); MemPursuit normalises every candidate, so remove, repair or rescale "
-        "that memory's embedding"
-    )
 
 
 def _empty(P: int, options: PursuitOptions) -> PursuitResult:
@@ -412,6 +329,27 @@ def select_batch(
             gaps[bi, :t].copy(), _STOP_NAMES[int(stop[bi])], int(sizes[bi]), opts,
         ))
     return out
+
+
+def rank_prior(query: Any, candidates: Any) -> np.ndarray:
+    """The native rank on the cosine scale.
+
+    Parameters
+    ----------
+    query : array_like, shape (d,)
+    candidates : array_like, shape (P, d), in native order
+
+    Returns
+    -------
+    ndarray, shape (P,)
+        ``prior[r]`` = the ``r``-th largest cosine between the query and the pool.
+    """
+    M = _as_matrix(candidates)
+    if M.shape[0] == 0:
+        return np.empty(0)
+    q = _as_vector(query, M.shape[1])
+    cos = _unit_rows(M) @ q
+    return -np.sort(-cos)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

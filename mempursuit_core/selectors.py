@@ -2,9 +2,14 @@
 
 A selector reorders a candidate pool that a framework retrieved (rows of ``candidates`` in the
 framework's native order) and returns the first ``k`` positions to keep. Here: ``native`` (the
-"w/o" baseline), ``mempursuit`` (the paper's rule), ``mempursuit-adaptive`` and ``mmr``; the
-policies that keep the native signal are in :mod:`mempursuit_core.policies`. Selectors are
-looked up by name through the plugin host (:func:`mempursuit_core.get_selector`).
+"w/o" baseline), ``mempursuit`` (the paper's rule; ``adaptive=true`` stops early) and ``mmr``;
+the default read policy is in :mod:`mempursuit_core.policies`, the experiments that lost in
+:mod:`mempursuit_core.experimental`. Selectors are looked up by name through the plugin host
+(:func:`mempursuit_core.get_selector`).
+
+A plugin's selector subclasses :class:`PoolSelector`: it validates the five arguments once
+(:func:`mempursuit_core.validation.check_pool`, the path every built-in takes) and calls
+:meth:`PoolSelector._select` on checked arrays.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from .pursuit import PursuitOptions, _as_matrix, _as_vector, _unit_rows, select, select_batch
-from .validation import check_k
+from .pursuit import PursuitOptions, select, select_batch
+from .validation import check_native_scores, check_pool, check_signals, unit_rows
 
-__all__ = ["MMRSelector", "NativeSelector", "PursuitSelector", "Selection", "Selector"]
+__all__ = ["MMRSelector", "NativeSelector", "PoolSelector", "PursuitSelector", "Selection",
+           "Selector"]
 
 
 @dataclass(frozen=True)
@@ -86,11 +92,7 @@ class Selector:
         native_scores: Sequence[Any] | None = None,
         signals: Sequence[Mapping[str, Any] | None] | None = None,
     ) -> list[Selection]:
-        n = len(queries)
-        if len(pools) != n:
-            raise ValueError(f"got {n} queries but {len(pools)} pools")
-        ns = native_scores if native_scores is not None else [None] * n
-        sg = signals if signals is not None else [None] * n
+        n, ns, sg = _batch_lengths(queries, pools, native_scores, signals)
         return [
             self.select(q, c, k, native_scores=s, signals=g)
             for q, c, s, g in zip(queries, pools, ns, sg)
@@ -100,21 +102,84 @@ class Selector:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-class NativeSelector(Selector):
-    """Keep the framework's order: the first ``k`` of the pool (the paper's "w/o" baseline)."""
+def _batch_lengths(queries, pools, native_scores, signals) -> tuple[int, list, list]:
+    """``select_batch``'s arguments checked for one entry per query: (B, scores, signals)."""
+    n = len(queries)
+    if len(pools) != n:
+        raise ValueError(f"got {n} queries but {len(pools)} pools")
+    if isinstance(signals, Mapping):
+        raise TypeError("select_batch takes signals as one mapping per pool (a list), got one "
+                        "mapping; pass [signals] * len(queries) to share it")
+    out = []
+    for name, given in (("native_scores", native_scores), ("signals", signals)):
+        if given is None:
+            out.append([None] * n)
+            continue
+        try:
+            given = list(given)
+        except TypeError:
+            raise TypeError(f"select_batch takes {name} as one entry per pool (a list), got "
+                            f"{type(given).__name__}") from None
+        if len(given) != n:
+            raise ValueError(f"got {n} queries but {len(given)} {name}")
+        out.append(given)
+    return n, out[0], out[1]
+
+
+class PoolSelector(Selector):
+    """Base class of a selector that ranks the pool: :meth:`select` validates its five
+    arguments once (:func:`mempursuit_core.validation.check_pool`) and calls :meth:`_select`
+    on the checked arrays of a non-empty pool; an empty pool gives an empty order.
+
+    Subclass it and implement ``_select(query, candidates, k, native_scores, signals)``:
+
+    query : ndarray of float64, shape (d,)
+        Unit length (with ``reads_embeddings = False``: as given, shape and dtype checked).
+    candidates : ndarray of float32 or float64, shape (P, d), C-contiguous, P >= 1
+        Rows as stored, not normalised (:func:`mempursuit_core.validation.unit_rows`).
+    k : int, >= 1
+    native_scores : ndarray of float64, shape (P,), or None
+    signals : mapping or None
+        Read per-candidate signals with :func:`mempursuit_core.validation.signal_values`.
+    """
+
+    #: False for a selector that never reads the embeddings (the query is then not normalised).
+    reads_embeddings = True
+
+    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
+        q, M, k, scores, signals = check_pool(query, candidates, k, native_scores, signals,
+                                              unit=self.reads_embeddings)
+        if M.shape[0] == 0:
+            return Selection(order=np.empty(0, dtype=np.intp))
+        return self._select(q, M, k, scores, signals)
+
+    def _select(self, query: np.ndarray, candidates: np.ndarray, k: int,
+                native_scores: np.ndarray | None, signals: Mapping | None) -> Selection:
+        raise NotImplementedError
+
+
+class NativeSelector(PoolSelector):
+    """Keep the framework's order: the first ``k`` of the pool (the paper's "w/o" baseline).
+
+    The embeddings are not read, so a NaN or zero row is no error here; their shape is.
+    """
 
     name = "native"
     description = "keep the framework's native order (the w/o baseline)"
     nested = True
+    reads_embeddings = False
 
-    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = check_k(k)
-        n = len(candidates)
-        return Selection(order=np.arange(min(k, n), dtype=np.intp))
+    def _select(self, query, candidates, k, native_scores, signals) -> Selection:
+        return Selection(order=np.arange(min(k, candidates.shape[0]), dtype=np.intp))
 
 
 class PursuitSelector(Selector):
-    """Fully corrective residual pursuit (MemPursuit), fixed budget or adaptive stopping."""
+    """Fully corrective residual pursuit (MemPursuit), fixed budget or adaptive stopping.
+
+    Validates through :func:`mempursuit_core.select` / :func:`mempursuit_core.select_batch`,
+    which use :func:`mempursuit_core.validation.check_pool`'s checks (and run the compiled
+    kernel, in parallel over queries for a batch).
+    """
 
     nested = True
 
@@ -123,7 +188,7 @@ class PursuitSelector(Selector):
         self.adaptive = adaptive
         self.options = PursuitOptions(ridge=ridge, adaptive=adaptive, tau=tau, patience=patience)
         self.threads = threads
-        self.name = "mempursuit-adaptive" if adaptive else "mempursuit"
+        self.name = "mempursuit"
         self.description = (
             "MemPursuit with adaptive stopping (tau, patience)" if adaptive
             else "MemPursuit: simplex-constrained residual pursuit"
@@ -139,10 +204,24 @@ class PursuitSelector(Selector):
         )
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        return self._wrap(select(query, candidates, k, **self._kwargs()))
+        # select() checks the query, the candidates and k with check_pool's own functions
+        check_signals(signals)
+        res = select(query, candidates, k, **self._kwargs())
+        check_native_scores(native_scores, res.pool_size)
+        return self._wrap(res)
 
     def select_batch(self, queries, pools, k, *, native_scores=None, signals=None):
+        shared = isinstance(pools, np.ndarray) and pools.ndim == 2  # one pool for every query
+        if not isinstance(queries, np.ndarray):
+            queries = list(queries)
+        pools = pools if shared else list(pools)
+        _, scores, sigs = _batch_lengths(queries, [pools] * len(queries) if shared else pools,
+                                         native_scores, signals)
+        for g in sigs:
+            check_signals(g)
         results = select_batch(queries, pools, k, threads=self.threads, **self._kwargs())
+        for r, s in zip(results, scores):
+            check_native_scores(s, r.pool_size)
         return [self._wrap(r) for r in results]
 
     def _kwargs(self) -> dict:
@@ -150,7 +229,7 @@ class PursuitSelector(Selector):
         return dict(ridge=o.ridge, adaptive=o.adaptive, tau=o.tau, patience=o.patience)
 
 
-class MMRSelector(Selector):
+class MMRSelector(PoolSelector):
     """Maximal marginal relevance (Carbonell & Goldstein, 1998) on cosine similarities.
 
     ``score_i = lam * cos(q, m_i) - (1 - lam) * max_{j in S} cos(m_i, m_j)``; ties go to the
@@ -166,16 +245,9 @@ class MMRSelector(Selector):
             raise ValueError(f"lam must be in [0, 1], got {lam}")
         self.lam = float(lam)
 
-    def select(self, query, candidates, k, *, native_scores=None, signals=None) -> Selection:
-        k = check_k(k)
-        M = _as_matrix(candidates)
+    def _select(self, q, M, k, native_scores, signals) -> Selection:
         P = M.shape[0]
-        if P == 0:  # like every other selector: an empty pool gives an empty order
-            if M.shape[1]:
-                _as_vector(query, M.shape[1])
-            return Selection(order=np.empty(0, dtype=np.intp))
-        q = _as_vector(query, M.shape[1])
-        M = _unit_rows(M)
+        M = unit_rows(M)
         n = min(k, P)
         rel = M @ q
         redundancy = np.full(P, -np.inf)

@@ -16,7 +16,10 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["PoolSignals", "pool_signals", "minmax", "zscore"]
+from .dates import epoch_utc
+from .validation import signal_values
+
+__all__ = ["PoolSignals", "pool_signals", "minmax", "time_buckets", "zscore"]
 
 
 class PoolSignals(Mapping):
@@ -105,7 +108,8 @@ def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] 
     """Lazy signals for one pool from its texts (native order) and the query text.
 
     The lexical features are tf-idf over the pool's own vocabulary (BM25-style tokens, English
-    stop words removed): what ``pursuit-joint`` needs where a framework keeps no sparse vectors.
+    stop words removed): what ``experimental/pursuit-joint`` needs where a framework keeps no
+    sparse vectors.
     ``extra`` values are passed through as they are.
     """
     texts = list(texts)
@@ -168,3 +172,45 @@ def _rescaled(x, shift_and_scale) -> np.ndarray:
     if not scale > 0:
         return np.zeros_like(x)
     return (x - shift) / scale
+
+
+def time_buckets(signals, P: int, bucket: str = "day") -> list | None:
+    """One hashable bucket per candidate from the pool's signals, or None when there are none.
+
+    The ``"time_buckets"`` signal, else ``"session_ids"``, else each ``"timestamps"``'s
+    calendar day (``bucket="day"``) or the timestamp itself (``"exact"``); a candidate without
+    one gets a bucket of its own.
+    """
+    if signals is None:  # no len(): lazy mappings stay lazy
+        return None
+    for key in ("time_buckets", "session_ids", "timestamps"):
+        if key in signals and signals[key] is not None:
+            values = signal_values(signals, key, P)
+            if key == "timestamps":
+                values = [_stamp(t, bucket) for t in values]
+            break
+    else:
+        return None
+    # Candidates without a time each get a bucket of their own (never grouped together).
+    buckets = [("__none__", i) if v is None else v for i, v in enumerate(values)]
+    try:
+        set(buckets)
+    except TypeError:
+        raise ValueError(f"signals[{key!r}] must hold one hashable value (a session id, a "
+                         "bucket name) per candidate") from None
+    return buckets
+
+
+def _stamp(t, bucket: str):
+    """The bucket of one timestamp: its calendar day (``"day"``) or the value itself."""
+    # an empty timestamp (LightMem stores "" for undated memories) is no timestamp
+    if t is None or isinstance(t, bool) or not str(t).strip():
+        return None
+    if isinstance(t, (int, float, np.integer, np.floating)):  # seconds since the epoch, UTC
+        stamp = epoch_utc(t)
+        if stamp is None:
+            return None
+        t = stamp.isoformat()
+    return str(t)[:10] if bucket == "day" else str(t)
+
+

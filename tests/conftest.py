@@ -26,3 +26,10 @@ def clustered(rng, P=120, d=64, n_clusters=12, dup_noise=0.02, noise=0.3):
     M /= np.linalg.norm(M, axis=1, keepdims=True)
     q = np.array([0.6, 0.5, 0.4])[: len(centres)] @ centres[:3] + 0.2 * rng.standard_normal(d) / np.sqrt(d)
     return q / np.linalg.norm(q), M
+
+
+def current_names(selectors):
+    """The registered selector names without the deprecated aliases (those warn)."""
+    from mempursuit_core.builtins import DEPRECATED_ALIASES
+
+    return sorted(set(selectors) - set(DEPRECATED_ALIASES))

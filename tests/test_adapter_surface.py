@@ -67,7 +67,8 @@ def test_the_same_defaults_everywhere():
 
 
 def test_old_names_map_with_a_warning_and_conflicts_are_errors():
-    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="):
+    with pytest.warns(DeprecationWarning, match="fallback= is now strict="), \
+            pytest.warns(DeprecationWarning, match="pool_size= is now pool="):
         o = ReadOptions.build("Adapter", pool_size=50, fallback=False, lam=0.3)
     assert (o.pool, o.strict, o.policy_options) == (50, True, {"lam": 0.3})
     with pytest.raises(TypeError, match="not both"):

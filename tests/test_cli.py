@@ -51,7 +51,12 @@ def test_select_reports_bad_input(tmp_path, capsys):
 
 def test_adapters_and_selectors_commands(capsys):
     assert main(["selectors"]) == 0
-    assert "mempursuit-adaptive" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    kept, rest = out.split("experimental (", 1)
+    experimental, deprecated = rest.split("deprecated names", 1)
+    assert "* centered-fusion" in kept and "mempursuit" in kept and "pursuit-rank" not in kept
+    assert "experimental/pursuit-rank" in experimental
+    assert "mempursuit-adaptive" in deprecated and "mempursuit:adaptive=true" in deprecated
     assert main(["adapters", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
     for spec in listing.values():

@@ -41,7 +41,7 @@ def embedder():
 
 def _base(cache, embedder, **kw):
     opts = dict(dataset="locomo", data=str(LOCOMO), k=(5, 10, 20),
-                policies=("native", "mempursuit", "mempursuit-adaptive"), pool=200,
+                policies=("native", "mempursuit", "mempursuit:adaptive=true"), pool=200,
                 cache_dir=str(cache), embedder=embedder, progress=False, plots=False,
                 latency_sample=5, bootstrap=200, limit=25)
     opts.update(kw)
@@ -63,7 +63,7 @@ def test_locomo_run_writes_everything(locomo_run):
         assert (out / "coverage_vs_k.png").stat().st_size > 1000
         assert (out / "category_gains.png").is_file()
     assert summary["n_questions"] == 25 and summary["n_scored"] == 25
-    assert summary["policies"] == ["native", "mempursuit", "mempursuit-adaptive"]
+    assert summary["policies"] == ["native", "mempursuit", "mempursuit:adaptive=true"]
     for policy in summary["policies"]:
         for k in ("5", "10", "20"):
             o = summary["results"][policy][k]["overall"]

@@ -138,17 +138,18 @@ def test_core_use_has_no_side_effects():
         "import sys, json\n"
         "before = list(sys.meta_path)\n"
         "import numpy as np, mempursuit_core as m\n"
-        "from mempursuit_core.builtins import FACTORIES\n"
+        "from mempursuit_core.builtins import DEPRECATED_ALIASES, FACTORIES\n"
+        "from mempursuit_core.experimental import SELECTORS\n"
         "q = np.ones(4); M = np.eye(4) + 0.1\n"
         "m.select(q, M, 2)\n"
-        "for name in FACTORIES:\n"
+        "for name in (set(FACTORIES) - set(DEPRECATED_ALIASES)) | set(SELECTORS):\n"
         "    m.get_selector(name)\n"
         "m.get_selector(m.DEFAULT_POLICY).select(q, M, 2, signals={'texts': list('abcd'), 'query_text': 'a'})\n"
         "print(json.dumps({'meta_path_same': sys.meta_path == before,\n"
         "    'loaded': sorted(n for n in sys.modules if n.startswith(('mempursuit_', 'mem0')) and\n"
         "                     not n.startswith('mempursuit_core'))}))\n"
     )
-    res = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c", code],
+    res = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code],
                          capture_output=True, text=True, env={"PATH": ""})
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -217,7 +218,7 @@ def test_nested_is_an_attribute_of_the_selector():
     get = mempursuit_core.get_selector
     assert get("native").nested and get("mempursuit").nested and get("mmr").nested
     assert get("centered-fusion").nested and not get("centered-fusion", gamma=0.5).nested
-    assert not get("pursuit-rank").nested
+    assert not get("experimental/pursuit-rank").nested
     q, M = np.ones(5), np.eye(5) + 0.01 * np.arange(25).reshape(5, 5)
     sel = get("centered-fusion")
     assert sel.select(q, M, 2).order.tolist() == sel.select(q, M, 5).order[:2].tolist()

@@ -18,38 +18,38 @@ def test_rank_prior_is_sorted_cosines(rng):
 
 def test_pursuit_rank_extremes(rng):
     q, M = clustered(rng, P=60, d=32)
-    assert get_selector("pursuit-rank", gamma=0.0).select(q, M, 15).order.tolist() == list(range(15))
+    assert get_selector("experimental/pursuit-rank", gamma=0.0).select(q, M, 15).order.tolist() == list(range(15))
     # on a pool in cosine order, gamma = 1 and no kept prefix is the paper's rule
     by_cos = M[np.argsort(-(M @ q), kind="stable")]
     np.testing.assert_array_equal(
-        get_selector("pursuit-rank", gamma=1.0, keep=0).select(q, by_cos, 15).order,
+        get_selector("experimental/pursuit-rank", gamma=1.0, keep=0).select(q, by_cos, 15).order,
         select(q, by_cos, 15).order)
-    sel = get_selector("pursuit-rank").select(q, M, 15)
+    sel = get_selector("experimental/pursuit-rank").select(q, M, 15)
     assert sel.order[0] == 0 and len(set(sel.order.tolist())) == 15
 
 
 def test_pursuit_anchor_keeps_native_prefix(rng):
     q, M = clustered(rng, P=60, d=32)
-    order = get_selector("pursuit-anchor", frac=0.5).select(q, M, 10).order
+    order = get_selector("experimental/pursuit-anchor", frac=0.5).select(q, M, 10).order
     assert order[:5].tolist() == list(range(5)) and len(set(order.tolist())) == 10
-    assert get_selector("pursuit-anchor", frac=1.0).select(q, M, 7).order.tolist() == list(range(7))
+    assert get_selector("experimental/pursuit-anchor", frac=1.0).select(q, M, 7).order.tolist() == list(range(7))
     with pytest.raises(ValueError):
-        get_selector("pursuit-anchor", frac=1.5)
+        get_selector("experimental/pursuit-anchor", frac=1.5)
 
 
 def test_pursuit_joint_needs_and_uses_sparse_signals(rng):
     q, M = clustered(rng, P=30, d=16)
     with pytest.raises(ValueError, match="sparse"):
-        get_selector("pursuit-joint").select(q, M, 5)
+        get_selector("experimental/pursuit-joint").select(q, M, 5)
     S = np.zeros((30, 4))
     S[7, 2] = 1.0  # the only memory sharing the query's rare term
     sig = {"sparse": S, "query_sparse": np.array([0, 0, 1.0, 0])}
     dense_only = select(q, M, 5).order
-    joint = get_selector("pursuit-joint", weight=3.0).select(q, M, 5, signals=sig).order
+    joint = get_selector("experimental/pursuit-joint", weight=3.0).select(q, M, 5, signals=sig).order
     assert 7 in joint and joint[0] == 7
     assert 7 not in dense_only[:1]
     with pytest.raises(ValueError, match="shapes"):
-        get_selector("pursuit-joint").select(q, M, 5, signals={"sparse": S[:3], "query_sparse": sig["query_sparse"]})
+        get_selector("experimental/pursuit-joint").select(q, M, 5, signals={"sparse": S[:3], "query_sparse": sig["query_sparse"]})
 
 
 def test_time_buckets_from_signals():
@@ -71,25 +71,26 @@ def test_pursuit_time_spreads_over_time_buckets(rng):
     M = np.stack([base + 0.01 * rng.standard_normal(d) for _ in range(6)])
     buckets = ["day1"] * 4 + ["day2"] * 2
     q = base + 0.05 * rng.standard_normal(d)
-    sel = get_selector("pursuit-time", weight=1.0, gamma=1.0)
+    sel = get_selector("experimental/pursuit-time", weight=1.0, gamma=1.0)
     order = sel.select(q, M, 2, signals={"session_ids": buckets}).order
     assert {buckets[i] for i in order} == {"day1", "day2"}
     no_signal = sel.select(q, M, 4).order
     np.testing.assert_array_equal(
-        no_signal, get_selector("pursuit-rank", gamma=1.0).select(q, M, 4).order)
+        no_signal, get_selector("experimental/pursuit-rank", gamma=1.0).select(q, M, 4).order)
     with pytest.raises(ValueError):
-        get_selector("pursuit-time", bucket="week")
+        get_selector("experimental/pursuit-time", bucket="week")
 
 
 def test_native_dedup_moves_copies_last(rng):
     q, M = clustered(rng, P=10, d=16)
     pool = np.concatenate([M[:1], M[:1] * 2, M[1:]])
-    order = get_selector("native-dedup", threshold=0.99).select(q, pool, 11).order.tolist()
+    order = get_selector("experimental/native-dedup", threshold=0.99).select(q, pool, 11).order.tolist()
     assert order[0] == 0 and order[-1] == 1 and sorted(order) == list(range(11))
 
 
-@pytest.mark.parametrize("name", ["pursuit-rank", "pursuit-anchor", "pursuit-time", "native-dedup",
-                                  "pursuit-center"])
+@pytest.mark.parametrize("name", ["experimental/pursuit-rank", "experimental/pursuit-anchor",
+                                  "experimental/pursuit-time", "experimental/native-dedup",
+                                  "centered-fusion"])
 def test_policies_handle_edge_pools(name, rng):
     sel = get_selector(name)
     assert len(sel.select(np.ones(4), np.empty((0, 4)), 3).order) == 0
@@ -127,7 +128,7 @@ def test_pool_signals_are_lazy_and_feed_pursuit_joint(rng):
     with pytest.raises(KeyError):
         mixed["bm25"]
     M = rng.standard_normal((5, 8))
-    order = get_selector("pursuit-joint", weight=3.0).select(rng.standard_normal(8), M, 2, signals=sig).order
+    order = get_selector("experimental/pursuit-joint", weight=3.0).select(rng.standard_normal(8), M, 2, signals=sig).order
     assert order[0] in (0, 2)  # the memories sharing the query's terms "caroline" / "dog"
 
 
@@ -157,7 +158,7 @@ def test_pursuit_center_measures_relevance_beyond_the_background():
     q, M = _background_pool()
     raw = np.argsort(-(M @ q / np.linalg.norm(M, axis=1)), kind="stable")
     assert raw[:4].tolist() == [0, 1, 2, 3]  # raw cosine: the generic memories first
-    sel = get_selector("pursuit-center").select(q, M, 18)
+    sel = get_selector("centered-fusion").select(q, M, 18)
     assert sel.order[0] == 3 and sel.info["lexical"] == "none"
     _assert_sorted_by(sel.order, _centred_relevance(q, M), 18)
     # the paper's rule starts from the raw cosine: its first pick is a generic memory
@@ -168,18 +169,18 @@ def test_pursuit_center_fuses_the_frameworks_lexical_signal():
     q, M = _background_pool()
     lexical = np.zeros(18)
     lexical[[10, 12]] = [5.0, 1.0]
-    sel = get_selector("pursuit-center", weight=3.0).select(q, M, 3, signals={"lexical": lexical})
+    sel = get_selector("centered-fusion", weight=3.0).select(q, M, 3, signals={"lexical": lexical})
     assert sel.info["lexical"] == "signal" and sel.order[0] == 10
-    with_zero_weight = get_selector("pursuit-center", weight=0.0).select(
+    with_zero_weight = get_selector("centered-fusion", weight=0.0).select(
         q, M, 3, signals={"lexical": lexical})
     assert with_zero_weight.order[0] == 3 and with_zero_weight.info["lexical"] == "none"
     # a constant signal (the framework's keyword channel found nothing) carries no order
-    flat = get_selector("pursuit-center").select(q, M, 3, signals={"lexical": np.ones(18)})
+    flat = get_selector("centered-fusion").select(q, M, 3, signals={"lexical": np.ones(18)})
     assert flat.info["lexical"] == "none" and flat.order[0] == 3
     with pytest.raises(ValueError, match="P=18 finite"):
-        get_selector("pursuit-center").select(q, M, 3, signals={"lexical": np.ones(5)})
+        get_selector("centered-fusion").select(q, M, 3, signals={"lexical": np.ones(5)})
     with pytest.raises(ValueError, match="lexical='auto'"):
-        get_selector("pursuit-center", lexical="signal").select(q, M, 3, signals={})
+        get_selector("centered-fusion", lexical="signal").select(q, M, 3, signals={})
 
 
 def _pool_with_texts():
@@ -199,22 +200,22 @@ def test_pursuit_center_averages_the_frameworks_and_the_pools_lexical_scores():
     signals = lambda: pool_signals(texts, query, lexical=framework)
     z = lambda x: (x - x.mean()) / x.std()
     rel, bm25 = _centred_relevance(q, M), pool_bm25(texts, query, stem=True)
-    both = get_selector("pursuit-center").select(q, M, 6, signals=signals())
+    both = get_selector("centered-fusion").select(q, M, 6, signals=signals())
     assert both.info["lexical"] == "signal+pool"
     _assert_sorted_by(both.order, z(rel) + 0.7 * (z(framework) + z(bm25)) / 2, 6)
     # the earlier rule: the framework's score alone when it has one, the pool's BM25 otherwise
-    prefer = get_selector("pursuit-center", lexical="prefer-signal")
+    prefer = get_selector("centered-fusion", lexical="prefer-signal")
     sel = prefer.select(q, M, 6, signals=signals())
     assert sel.info["lexical"] == "signal"
     _assert_sorted_by(sel.order, z(rel) + 0.7 * z(framework), 6)
     assert not np.array_equal(sel.order, both.order)
     assert prefer.select(q, M, 6, signals=pool_signals(texts, query)).info["lexical"] == "pool"
     # a pool BM25 without any query word carries no order and does not dilute the framework's
-    stop_words = get_selector("pursuit-center").select(
+    stop_words = get_selector("centered-fusion").select(
         q, M, 6, signals=pool_signals(texts, "what is it?", lexical=framework))
     assert stop_words.info["lexical"] == "signal"
     _assert_sorted_by(stop_words.order, z(rel) + 0.7 * z(framework), 6)
-    pool_only = get_selector("pursuit-center", lexical="pool").select(q, M, 6, signals=signals())
+    pool_only = get_selector("centered-fusion", lexical="pool").select(q, M, 6, signals=signals())
     assert pool_only.info["lexical"] == "pool"
     _assert_sorted_by(pool_only.order, z(rel) + 0.7 * z(bm25), 6)
 
@@ -226,24 +227,24 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     by_rel = np.argsort(-rel, kind="stable")
     sessions = ["a" if i in by_rel[:3] else f"s{i % 4}" for i in range(len(M))]
     signals = {"session_ids": sessions}
-    plain = get_selector("pursuit-center", spread=0).select(q, M, 5, signals=signals).order
+    plain = get_selector("centered-fusion", spread=0).select(q, M, 5, signals=signals).order
     assert plain.tolist() == by_rel[:5].tolist()
     # a penalty smaller than the z-gap between the 2nd and the best other-session memory
     # changes nothing; a larger one moves that memory up to second place
     other = next(i for i in by_rel if sessions[i] != "a")
     gap = z[by_rel[1]] - z[other]
-    kept = get_selector("pursuit-center", spread=0.9 * gap).select(q, M, 2, signals=signals)
+    kept = get_selector("centered-fusion", spread=0.9 * gap).select(q, M, 2, signals=signals)
     assert kept.order.tolist() == by_rel[:2].tolist()
-    moved = get_selector("pursuit-center", spread=1.1 * gap).select(q, M, 2, signals=signals)
+    moved = get_selector("centered-fusion", spread=1.1 * gap).select(q, M, 2, signals=signals)
     assert moved.order.tolist() == [by_rel[0], other]
     # the penalty is paid once per session, not once per pick: with a session already
     # picked, its third memory still beats the other session's best by more than the penalty
     four = {"session_ids": ["a" if i in by_rel[:4] else f"s{i % 4}" for i in range(len(M))]}
     gap3 = z[by_rel[2]] - z[by_rel[4]]
     assert gap3 > 0.1
-    once = get_selector("pursuit-center", spread=0.75 * gap3).select(q, M, 3, signals=four)
+    once = get_selector("centered-fusion", spread=0.75 * gap3).select(q, M, 3, signals=four)
     assert once.order.tolist() == by_rel[:3].tolist()
-    big = get_selector("pursuit-center", spread=100.0).select(q, M, 18, signals=signals).order
+    big = get_selector("centered-fusion", spread=100.0).select(q, M, 18, signals=signals).order
     firsts = [sessions[i] for i in big[:5]]
     assert big[0] == by_rel[0] and len(set(firsts)) == 5  # one memory per session first
     for sess in set(sessions):  # within a session, relevance order is kept
@@ -252,12 +253,12 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     assert sorted(big.tolist()) == list(range(18))
     # by calendar day when there are no session ids; nothing without any time signal
     days = {"timestamps": [f"2023-05-0{1 + (s == 'a')}T10:00" for s in sessions]}
-    by_day = get_selector("pursuit-center", spread=100.0).select(q, M, 2, signals=days).order
+    by_day = get_selector("centered-fusion", spread=100.0).select(q, M, 2, signals=days).order
     assert sessions[by_day[0]] == "a" and sessions[by_day[1]] != "a"
-    none = get_selector("pursuit-center", spread=100.0).select(q, M, 5).order
+    none = get_selector("centered-fusion", spread=100.0).select(q, M, 5).order
     assert none.tolist() == by_rel[:5].tolist()
     undated = {"timestamps": ["" if s == "a" else "2023-05-01T10:00" for s in sessions]}
-    blank = get_selector("pursuit-center", spread=100.0).select(q, M, 3, signals=undated).order
+    blank = get_selector("centered-fusion", spread=100.0).select(q, M, 3, signals=undated).order
     assert blank.tolist() == by_rel[:3].tolist()  # empty timestamps are not one shared day
     from mempursuit_core.policies import time_buckets
 
@@ -267,7 +268,7 @@ def test_pursuit_center_spread_moves_picks_to_other_sessions():
     assert got[:3] == ["2023-05-08", "2023-05-08", "2023-05-09"]  # seconds since 1970, UTC
     assert all(isinstance(b, tuple) for b in got[3:])  # no usable time: a bucket each
     with pytest.raises(ValueError, match="spread"):
-        get_selector("pursuit-center", spread=-0.1)
+        get_selector("centered-fusion", spread=-0.1)
 
 
 def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
@@ -279,34 +280,34 @@ def test_pursuit_center_scores_the_pools_texts_without_a_framework_signal():
     np.testing.assert_allclose(bm25, LexicalIndex(texts, stem=True).bm25(query))
     assert bm25.argmax() == 4
     assert bm25[4] > pool_bm25(texts, query)[4]  # "chewed" matches "chew" only when stemmed
-    sel = get_selector("pursuit-center").select(q, M, 6, signals=pool_signals(texts, query))
+    sel = get_selector("centered-fusion").select(q, M, 6, signals=pool_signals(texts, query))
     assert sel.info["lexical"] == "pool"
     rel = _centred_relevance(q, M)
     z = lambda x: (x - x.mean()) / x.std()
     _assert_sorted_by(sel.order, z(rel) + 0.7 * z(bm25), 6)
     # the first version of the policy: min-max fusion with equal weights, like a hybrid store
     mm = lambda x: (x - x.min()) / (x.max() - x.min())
-    first = get_selector("pursuit-center", fusion="minmax", weight=1.0, stem=False).select(
+    first = get_selector("centered-fusion", fusion="minmax", weight=1.0, stem=False).select(
         q, M, 6, signals=pool_signals(texts, query))
     _assert_sorted_by(first.order, mm(rel) + mm(pool_bm25(texts, query)), 6)
     with pytest.raises(ValueError, match="'texts' and 'query_text'"):
-        get_selector("pursuit-center", lexical="pool").select(q, M, 3, signals={"texts": texts})
+        get_selector("centered-fusion", lexical="pool").select(q, M, 3, signals={"texts": texts})
     with pytest.raises(ValueError, match="lexical must be one of"):
-        get_selector("pursuit-center", lexical="bm25")
+        get_selector("centered-fusion", lexical="bm25")
     with pytest.raises(ValueError, match=">= 0"):
-        get_selector("pursuit-center", weight=-1.0)
+        get_selector("centered-fusion", weight=-1.0)
     with pytest.raises(ValueError, match="stem must be true or false"):
-        get_selector("pursuit-center", stem="yes")
+        get_selector("centered-fusion", stem="yes")
     with pytest.raises(ValueError, match="fusion must be one of"):
-        get_selector("pursuit-center", fusion="rrf")
+        get_selector("centered-fusion", fusion="rrf")
 
 
 def test_pursuit_center_with_gamma_composes_on_centred_features(rng):
     q, M = clustered(rng, P=60, d=32)
-    base = get_selector("pursuit-center").select(q, M, 15).order
-    tiny = get_selector("pursuit-center", gamma=1e-9).select(q, M, 15).order
+    base = get_selector("centered-fusion").select(q, M, 15).order
+    tiny = get_selector("centered-fusion", gamma=1e-9).select(q, M, 15).order
     np.testing.assert_array_equal(base, tiny)
-    composed = get_selector("pursuit-center", gamma=1.0).select(q, M, 15)
+    composed = get_selector("centered-fusion", gamma=1.0).select(q, M, 15)
     assert composed.order[0] == base[0] and len(set(composed.order.tolist())) == 15
     assert composed.weights is not None and composed.weights.sum() == pytest.approx(1.0)
 
@@ -314,12 +315,12 @@ def test_pursuit_center_with_gamma_composes_on_centred_features(rng):
 def test_pursuit_center_keeps_copies_and_degenerate_pools():
     q, M = _background_pool()
     dup = np.concatenate([M, M[3:4]])
-    order = get_selector("pursuit-center").select(q, dup, 19).order.tolist()
+    order = get_selector("centered-fusion").select(q, dup, 19).order.tolist()
     assert sorted(order) == list(range(19)) and {order[0], order[1]} == {3, 18}
-    assert get_selector("pursuit-center").select(q, M[:1], 5).order.tolist() == [0]
+    assert get_selector("centered-fusion").select(q, M[:1], 5).order.tolist() == [0]
     same = np.repeat(M[1:2], 4, axis=0)  # every memory is the centroid: native order
-    assert get_selector("pursuit-center").select(q, same, 3).order.tolist() == [0, 1, 2]
-    assert get_selector("pursuit-center").select(M.mean(0), M, 3).order.tolist() == [0, 1, 2]
+    assert get_selector("centered-fusion").select(q, same, 3).order.tolist() == [0, 1, 2]
+    assert get_selector("centered-fusion").select(M.mean(0), M, 3).order.tolist() == [0, 1, 2]
 
 
 def test_fusion_scales_of_pursuit_center():
@@ -355,7 +356,7 @@ def test_spread_order_is_the_greedy_one_off_penalty():
 
 def test_native_dedup_refuses_a_nan_threshold():
     with pytest.raises(ValueError, match="threshold"):
-        get_selector("native-dedup", threshold=float("nan"))
+        get_selector("experimental/native-dedup", threshold=float("nan"))
 
 
 def test_pool_signals_with_an_optional_producer():

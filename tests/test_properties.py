@@ -8,7 +8,7 @@ read-only, non-contiguous, Fortran order). Budgets run from 1 past P (and a huge
 Properties:
 
 * a valid input gives a valid order: unique ints in range(P), ``min(k, P)`` of them
-  (``mempursuit-adaptive``: between 1 and ``min(k, P)``);
+  (``mempursuit:adaptive=true``: between 1 and ``min(k, P)``);
 * an input with NaN / infinite / zero rows (or a bad query) raises a ``ValueError`` naming the
   first bad row (the query); anything else a caller may pass is a valid order or a
   ``ValueError`` / ``TypeError`` with a message, never another exception type;
@@ -23,7 +23,6 @@ The examples are derandomized (no database), so CI sees the same cases every run
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -33,7 +32,8 @@ from hypothesis import strategies as st
 
 import mempursuit_core
 from mempursuit_core import get_selector, select, select_batch
-from mempursuit_core.builtins import DEPRECATED_ALIASES, FACTORIES
+from conftest import current_names
+from mempursuit_core.builtins import DEPRECATED_ALIASES
 
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -44,23 +44,18 @@ _SCALE = max(1, int(os.environ.get("MEMPURSUIT_PROPERTY_SCALE", "1")))
 FAST = settings(max_examples=150 * _SCALE, **SETTINGS)
 SLOW = settings(max_examples=60 * _SCALE, **SETTINGS)  # each example runs every selector
 
-NAMES = sorted(FACTORIES)
+#: Every registered selector (the experimental ones too) and the paper's rule with its
+#: adaptive stop.
+SELECTORS = {name: get_selector(name) for name in current_names(mempursuit_core.list_selectors())}
+SELECTORS["mempursuit:adaptive=true"] = get_selector("mempursuit", adaptive=True)
+NAMES = sorted(SELECTORS)
 #: Selectors that never look at the embeddings (bad rows are not their business).
 EMBEDDING_BLIND = {"native"}
 #: Selectors that may return fewer than min(k, P) positions.
-EARLY_STOPPING = {"mempursuit-adaptive"}
+EARLY_STOPPING = {"mempursuit:adaptive=true"}
 WORDS = ("apple", "river", "painted", "painting", "blue", "house", "moved", "paris", "dog",
          "dogs", "running", "ran", "the", "and", "job", "sister", "concert", "2023")
 ALLOWED = (ValueError, TypeError)
-
-
-def make_selector(name, **options):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # the alias ``pursuit-center``
-        return get_selector(name, **options)
-
-
-SELECTORS = {name: make_selector(name) for name in NAMES}
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,7 +150,7 @@ def cases(draw, *, min_p=0, max_p=10, d=None, f32=None, scales=True):
 
 @st.composite
 def signals_for(draw, P, rng):
-    """``sparse`` / ``query_sparse`` (always: pursuit-joint needs them) and, sometimes,
+    """``sparse`` / ``query_sparse`` (always: experimental/pursuit-joint needs them) and, sometimes,
     ``texts`` / ``query_text`` (centered-fusion's pool BM25)."""
     m = draw(st.integers(1, 5))
     sparse = np.abs(rng.standard_normal((P, m))) * (rng.random((P, m)) < 0.6)
@@ -481,10 +476,25 @@ def test_select_batch_empty(B, d, k):
 
 
 def test_every_builtin_is_covered():
-    assert set(NAMES) >= {"native", "mempursuit", "mempursuit-adaptive", "mmr",
-                          "centered-fusion", "pursuit-rank", "pursuit-anchor", "pursuit-joint",
-                          "pursuit-time", "native-dedup"} | set(DEPRECATED_ALIASES)
-    assert set(mempursuit_core.list_selectors()) >= set(NAMES)
+    assert set(NAMES) >= {"native", "mempursuit", "mempursuit:adaptive=true", "mmr",
+                          "centered-fusion"} | {f"experimental/{n}" for n in (
+                              "pursuit-rank", "pursuit-anchor", "pursuit-joint", "pursuit-time",
+                              "native-dedup")}
+    assert set(mempursuit_core.list_selectors()) >= set(NAMES) - {"mempursuit:adaptive=true"}
+    assert set(mempursuit_core.list_selectors()) >= set(DEPRECATED_ALIASES)
+
+
+@pytest.mark.parametrize("old", sorted(DEPRECATED_ALIASES))
+def test_every_old_name_warns_and_builds_what_it_names(old, rng):
+    new, fixed = DEPRECATED_ALIASES[old]
+    with pytest.warns(DeprecationWarning, match=f"{old!r} is now '{new}"):
+        sel = get_selector(old)
+    want = get_selector(new, **fixed)
+    assert type(sel) is type(want) and vars(sel).keys() == vars(want).keys()
+    q, M = rng.standard_normal(6), rng.standard_normal((9, 6))
+    signals = {"sparse": np.abs(M), "query_sparse": np.abs(q)}
+    assert sel.select(q, M, 4, signals=signals).order.tolist() == \
+        want.select(q, M, 4, signals=signals).order.tolist()
 
 
 @SLOW
@@ -634,7 +644,7 @@ def test_batch_scalar_query_with_only_empty_pools(pools):
 def test_joint_pursuit_scalar_sparse_signal_is_a_value_error():
     M = np.eye(3)
     with pytest.raises(ValueError, match="sparse"):
-        make_selector("pursuit-joint").select(np.ones(3), M, 2,
+        get_selector("experimental/pursuit-joint").select(np.ones(3), M, 2,
                                               signals={"sparse": 1.0, "query_sparse": [1.0]})
 
 
@@ -643,3 +653,81 @@ def test_finite_rows_with_a_norm_above_float64_max_are_refused_clearly():
     M = np.array([[1.5e308, 1.5e308], [1.0, 0.0]])
     with pytest.raises(ValueError, match="candidate row 0 .*beyond the float64 range"):
         select(np.array([1.0, 1.0]), M, 1)
+
+
+# --------------------------------------------------------------------------------------------
+# One validation path: every selector, ``native`` included, answers bad input alike (issue 26)
+# --------------------------------------------------------------------------------------------
+
+
+def _error(fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        return type(exc), str(exc)
+    return None
+
+
+@FAST
+@given(cases(min_p=1, scales=False), st.sampled_from(
+    ["complex", "object", "strings", "3d", "1d", "dim-mismatch", "d0"]))
+def test_every_selector_refuses_a_bad_pool_with_the_same_error(case, kind):
+    M = odd_pool(kind, case.M)
+    if kind == "object":  # an object array of numbers is refused by dtype, like complex
+        M = np.asarray(M, dtype=object)
+    errors = {name: _error(SELECTORS[name].select, case.q, M, 3, signals=case.signals)
+              for name in NAMES}
+    assert set(errors.values()) == {_error(select, case.q, M, 3)}, errors
+    assert None not in errors.values()
+    batch = _error(SELECTORS["native"].select_batch, [case.q], [M], 3)
+    assert batch is not None and batch[0] is ValueError
+
+
+@FAST
+@given(cases(min_p=1, scales=False), st.sampled_from(
+    ["scalar", "2d", "complex", "strings", "short"]))
+def test_every_selector_refuses_a_bad_query_shape_with_the_same_error(case, kind):
+    q = odd_query(kind, case.q)
+    errors = {name: _error(SELECTORS[name].select, q, case.M, 3, signals=case.signals)
+              for name in NAMES}
+    assert set(errors.values()) == {_error(select, q, case.M, 3)}, errors
+    assert None not in errors.values()
+    assert _error(SELECTORS["native"].select_batch, [q], [case.M], 3) is not None
+
+
+@pytest.mark.parametrize("signals", [[{"texts": []}], "texts", 5, object()],
+                         ids=["list", "str", "int", "object"])
+def test_every_selector_names_signals_that_are_not_a_mapping(signals):
+    q, M = np.ones(3), np.eye(3) + 0.1
+    for name in NAMES:
+        with pytest.raises(TypeError, match="signals must be a mapping"):
+            SELECTORS[name].select(q, M, 2, signals=signals)
+        with pytest.raises(TypeError, match="signals"):
+            SELECTORS[name].select_batch([q], [M], 2, signals={"texts": ["a", "b", "c"]})
+
+
+@pytest.mark.parametrize("key", ["texts", "timestamps", "speakers", "session_ids",
+                                 "time_buckets"])
+@pytest.mark.parametrize("value", [None, 3, "abc", ["a"], {"a": 1}])
+def test_garbage_signal_values_are_named(key, value):
+    q, M = np.ones(3), np.eye(3) + 0.1
+    signals = {"query_text": "What did Caroline paint on 3 June, 2023? How many?",
+               "texts": ["a", "b", "c"], key: value}
+    if value is None and key in ("session_ids", "time_buckets"):
+        return  # an absent time signal: the next one is used
+    with pytest.raises(ValueError, match=f"'{key}'"):
+        get_selector("centered-fusion").select(q, M, 2, signals=signals)
+
+
+def test_native_scores_of_the_wrong_length_are_named():
+    q, M = np.ones(3), np.eye(3) + 0.1
+    for name in NAMES:
+        with pytest.raises(ValueError, match="native_scores must be P=3 numbers"):
+            SELECTORS[name].select(q, M, 2, native_scores=[1.0, 2.0])
+
+
+def test_native_still_ignores_the_values_of_the_embeddings():
+    M = np.full((4, 3), np.nan)
+    assert SELECTORS["native"].select(np.zeros(3), M, 2).order.tolist() == [0, 1]
+    with pytest.raises(ValueError, match="dimension mismatch"):
+        SELECTORS["native"].select(np.zeros(2), M, 2)

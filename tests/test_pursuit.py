@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import clustered
+from conftest import clustered, current_names
 from mempursuit_core import select, select_batch
 from mempursuit_core._reference import select_reference, simplex_qp
 
@@ -482,10 +482,7 @@ def test_select_batch_from_several_threads(layer, tmp_path):
 def test_tiny_and_huge_rows_are_directions_like_any_other(scale, rng):
     """Finite, non-zero rows are normalised with a scaled norm: no ZeroDivisionError from the
     kernel and no "zero norm" error for rows whose squared norm under- or overflows."""
-    import warnings
-
-    from mempursuit_core import get_selector
-    from mempursuit_core.builtins import FACTORIES
+    from mempursuit_core import get_selector, list_selectors
 
     q, M = clustered(rng, P=40, d=16)
     want = select(q, M, 8).order.tolist()
@@ -495,12 +492,10 @@ def test_tiny_and_huge_rows_are_directions_like_any_other(scale, rng):
     mixed = M.copy()
     mixed[::3] *= scale  # rows of every size in one pool
     assert select(q, mixed, 8).order.tolist() == want
-    for name in FACTORIES:
-        if name == "pursuit-joint":  # needs lexical signals
+    for name in current_names(list_selectors()):
+        if name == "experimental/pursuit-joint":  # needs lexical signals
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            sel = get_selector(name)
+        sel = get_selector(name)
         assert sel.select(q, M * scale, 8).order.tolist() == sel.select(q, M, 8).order.tolist(), name
 
 
@@ -512,13 +507,8 @@ def test_subnormal_only_rows_are_still_refused():
 
 
 def test_every_selector_returns_empty_for_an_empty_list_pool():
-    import warnings
+    from mempursuit_core import get_selector, list_selectors
 
-    from mempursuit_core import get_selector
-    from mempursuit_core.builtins import FACTORIES
-
-    for name in FACTORIES:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            sel = get_selector(name)
+    for name in current_names(list_selectors()):
+        sel = get_selector(name)
         assert sel.select(np.ones(4), [], 3).order.tolist() == [], name

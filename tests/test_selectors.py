@@ -8,7 +8,7 @@ from mempursuit_core.plugins import UnknownNameError
 
 def test_builtin_selectors_are_registered():
     names = list_selectors()
-    for name in ("native", "mempursuit", "mempursuit-adaptive", "mmr"):
+    for name in ("native", "mempursuit", "mmr", "centered-fusion"):
         assert name in names and names[name]
 
 
@@ -35,7 +35,7 @@ def test_pursuit_selectors_wrap_select(rng):
     np.testing.assert_array_equal(sel.order, res.order)
     np.testing.assert_allclose(sel.weights, res.weights)
     assert sel.stopped is None and len(sel.info["losses"]) == 12
-    ada = get_selector("mempursuit-adaptive", tau=1e-3).select(q, M, 60)
+    ada = get_selector("mempursuit", adaptive=True, tau=1e-3).select(q, M, 60)
     assert ada.stopped == "adaptive" and len(ada.order) < 60
     batch = get_selector("mempursuit").select_batch([q, q], [M, M[:20]], 5)
     assert [b.order.tolist() for b in batch] == [select(q, M, 5).order.tolist(),

@@ -1,0 +1,122 @@
+"""A slow, plain reference of ``centered-fusion``'s fused score and its session spread: loops
+over memories, written from the definitions in the policy's docstring, without the fast
+path's algebra (the centroid is subtracted, BM25 is counted term by term). The question
+readers (dates, speakers, aspects) are the library's own: this checks the arithmetic.
+
+The oracle for :class:`mempursuit_core.policies.CenteredFusion` at ``fusion="zscore"``,
+``gamma=0``, ``adjacent=0``, ``aspects=0`` (``tests/test_fusion.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mempursuit_core.aspects import ASKER_ROLES, about_asker, asks_for_several, named_speakers
+from mempursuit_core.dates import query_dates, to_date
+from mempursuit_core.lexical import tokenize
+
+
+def zscore(xs):
+    n = len(xs)
+    mean = sum(xs) / n
+    std = math.sqrt(sum((x - mean) ** 2 for x in xs) / n)
+    return [0.0] * n if not std > 0 else [(x - mean) / std for x in xs]
+
+
+def centred_relevance(q, M):
+    """cos(u_i - mu, q - mu) with u_i the unit rows, mu their mean; 0 at the centroid."""
+    units = [np.asarray(r, dtype=np.float64) / np.linalg.norm(r) for r in M]
+    mu = sum(units) / len(units)
+    b = np.asarray(q, dtype=np.float64) / np.linalg.norm(q) - mu
+    out = []
+    for u in units:
+        a = u - mu
+        if a @ a <= 1e-12 or b @ b <= 1e-12:
+            out.append(0.0)
+        else:
+            out.append(float(a @ b) / math.sqrt(float(a @ a) * float(b @ b)))
+    return out
+
+
+def bm25(texts, query, k1=1.2, b=0.75, stem=True):
+    docs = [tokenize(t, stem) for t in texts]
+    N = len(docs)
+    avgdl = sum(len(d) for d in docs) / N or 1.0
+    scores = [0.0] * N
+    for term in dict.fromkeys(tokenize(query, stem)):
+        df = sum(term in d for d in docs)
+        idf = math.log(1 + (N - df + 0.5) / (df + 0.5))
+        for i, d in enumerate(docs):
+            tf = d.count(term)
+            scores[i] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(d) / avgdl))
+    return scores
+
+
+def date_match(text, stamps, window=7.0):
+    spans = query_dates(text)
+    if not spans:
+        return None
+    out = []
+    for t in stamps:
+        day = to_date(t)
+        if day is None:
+            out.append(0.0)
+            continue
+        gap = min(max(a.toordinal() - day.toordinal(), day.toordinal() - z.toordinal(), 0)
+                  for a, z in spans)
+        out.append(max(0.0, 1.0 - gap / window))
+    return out if any(out) else None
+
+
+def fused_score(q, M, signals, *, weight=0.7, dates=3.0, named=1.0, speaker=2.0):
+    """The fused score of every memory before reordering (the default options)."""
+    P = len(M)
+    score = zscore(centred_relevance(q, M))
+    text = signals.get("query_text")
+    sources = []
+    lexical = signals.get("lexical")
+    if lexical is not None and max(lexical) > min(lexical):
+        sources.append(zscore(list(lexical)))
+    if text is not None and "texts" in signals:
+        pool = bm25(signals["texts"], text)
+        if max(pool) > min(pool):
+            sources.append(zscore(pool))
+    if sources:
+        for i in range(P):
+            score[i] += weight * sum(s[i] for s in sources) / len(sources)
+    if text is not None and "timestamps" in signals:
+        match = date_match(text, signals["timestamps"])
+        if match is not None:
+            for i in range(P):
+                score[i] += dates * match[i]
+    if text is not None and "speakers" in signals:
+        who = signals["speakers"]
+        present = {s for s in who if isinstance(s, str)}
+        targets, w = named_speakers(text, present), named
+        if not targets and about_asker(text):
+            targets, w = {s for s in present if s.lower() in ASKER_ROLES}, speaker
+        for i in range(P):
+            if who[i] in targets:
+                score[i] += w
+    return score
+
+
+def spread_order(score, sessions, text, k, spread=0.3, gather=0.8):
+    """The greedy picks: once a session has a pick, its other memories count ``spread`` less
+    (``gather`` for a question that asks for several things); ties to the lowest position."""
+    if text is not None and asks_for_several(text):
+        spread = gather
+    picked_sessions, order = set(), []
+    for _ in range(min(k, len(score))):
+        best, best_value = None, -math.inf
+        for i, s in enumerate(score):
+            if i in order:
+                continue
+            value = s - (spread if sessions[i] in picked_sessions else 0.0)
+            if value > best_value:
+                best, best_value = i, value
+        order.append(best)
+        picked_sessions.add(sessions[best])
+    return order
