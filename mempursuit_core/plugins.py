@@ -10,8 +10,9 @@ Set ``MEMPURSUIT_PLUGINS`` to a comma-separated allow-list of entry-point names 
 those besides the ones the ``mempursuit`` distribution ships; set it to an empty string to load
 no third-party plugin at all (tests do this).
 
-A name registered twice keeps its first registration (the built-ins come first, then plugins
-in the order they loaded) and a :class:`RuntimeWarning` says which plugin was ignored.
+A name registered twice keeps its first registration (the built-ins come first, then the
+distribution's own plugins, then third-party ones in the order they loaded) and a
+:class:`RuntimeWarning` says which plugin was ignored.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ __all__ = [
     "get_adapter_spec",
     "get_plugin_manager",
     "get_selector",
+    "is_allowed",
     "list_adapters",
+    "list_eval_backends",
     "list_selectors",
     "load_adapter",
     "load_plugins",
@@ -122,6 +125,12 @@ def _allow_list() -> set[str] | None:
     return {p.strip() for p in raw.split(",") if p.strip()}
 
 
+def is_allowed(name: str) -> bool:
+    """Whether ``MEMPURSUIT_PLUGINS`` lets the third-party entry point ``name`` load."""
+    allow = _allow_list()
+    return allow is None or name in allow
+
+
 def _shipped(ep: importlib.metadata.EntryPoint) -> bool:
     dist = getattr(ep, "dist", None)
     return dist is not None and (dist.metadata["Name"] or "").lower() == DISTRIBUTION
@@ -136,11 +145,11 @@ def load_plugins() -> pluggy.PluginManager:
     with _lock:
         if _loaded:
             return pm
-        allow = _allow_list()
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+        for ep in sorted(eps, key=lambda ep: not _shipped(ep)):  # shipped first: they win a clash
             if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
                 continue
-            if allow is not None and ep.name not in allow and not _shipped(ep):
+            if not is_allowed(ep.name) and not _shipped(ep):
                 continue
             try:
                 module = ep.load()
@@ -209,6 +218,15 @@ def list_selector_factories() -> dict[str, tuple[Callable[..., Any], str]]:
 def list_selectors() -> dict[str, str]:
     """Registered selector names and one-line descriptions, sorted by name."""
     return {name: desc for name, (_, desc) in sorted(list_selector_factories().items())}
+
+
+def list_eval_backends() -> dict[str, tuple[Any, str]]:
+    """Registered evaluation stores by name: ``{name: (factory or "module:attr", description)}``.
+
+    The harness builds them (``mempursuit_eval.backends.backend_factory``); the core only
+    collects the ``register_eval_backends`` hook.
+    """
+    return {name: value for name, (_, value) in _collect("register_eval_backends").items()}
 
 
 def get_selector(name: str, **options: Any):

@@ -86,8 +86,8 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
 
     g = p.add_argument_group("store and policies")
     g.add_argument("--framework", default="plain",
-                   help="'plain' (built-in exact store) or an adapter name (see `mempursuit "
-                        "adapters`)")
+                   help="'plain' (built-in exact store) or a registered store: one per "
+                        "adapter (see `mempursuit adapters`) or a plugin's")
     g.add_argument("--native-order", default="dense", choices=["dense", "hybrid"],
                    help="native order of the store: dense cosine, or dense + BM25 (equal "
                         "weights after min-max normalisation); default dense")

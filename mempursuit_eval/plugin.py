@@ -1,7 +1,23 @@
 """The harness as a plugin of the ``mempursuit`` command: it adds ``mempursuit eval`` and
-``mempursuit convert``."""
+``mempursuit convert``, and registers the built-in stores for ``--framework``."""
 
 from mempursuit_core.hookspecs import hookimpl
+
+#: The built-in evaluation stores: ``{framework: ("module:factory", description)}``; each module
+#: imports its framework, so it is imported only when its store is built.
+BACKENDS = {
+    "mem0": ("mempursuit_eval.backends.mem0:Mem0Backend",
+             "Mem0 (infer=False) over Qdrant local, FAISS or Chroma"),
+    "lightmem": ("mempursuit_eval.backends.lightmem:LightMemBackend", "LightMem over local Qdrant (offline_update)"),
+    "simplemem": ("mempursuit_eval.backends.simplemem:SimpleMemBackend",
+                  "SimpleMem's LanceDB store, retrieval without LLM planning"),
+    "memorybank": ("mempursuit_eval.backends.memorybank:MemoryBankBackend",
+                   "MemoryBank's FAISS index per user"),
+    "llamaindex": ("mempursuit_eval.backends.llamaindex:LlamaIndexBackend",
+                   "a LlamaIndex VectorMemoryBlock over local Qdrant"),
+    "langgraph": ("mempursuit_eval.backends.langgraph:LangGraphBackend",
+                  "LangGraph's own store (memory, sqlite or postgres)"),
+}
 
 
 @hookimpl
@@ -11,3 +27,9 @@ def register_commands(subparsers):
 
     add_eval_parser(subparsers)
     add_convert_parser(subparsers)
+
+
+@hookimpl
+def register_eval_backends(register):
+    for name, (factory, description) in BACKENDS.items():
+        register(name, factory, description)

@@ -187,7 +187,7 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
     from .backends import backend_factory
 
     spec = check_framework(framework)
-    if not spec.framework_installed():
+    if spec is not None and not spec.framework_installed():
         from mempursuit_core.plugins import AdapterNotInstalledError
 
         raise AdapterNotInstalledError(
@@ -223,16 +223,18 @@ def _hold_back_framework_logs(framework: str) -> Callable[[], None]:
 
 
 def check_framework(framework: str):
-    """The adapter spec of ``framework`` (``None`` for the built-in ``plain`` store); an unknown
-    name is an ``UnknownNameError`` listing ``plain`` and every adapter."""
+    """The adapter spec of ``framework`` (``None`` for the built-in ``plain`` store, or for a
+    store registered with no adapter of its name); a name with no store registered through the
+    ``register_eval_backends`` hook is an ``UnknownNameError`` listing ``plain`` and every store."""
     if framework in ("plain", "builtin"):
         return None
-    from mempursuit_core.plugins import UnknownNameError, get_adapter_spec
+    from mempursuit_core.plugins import UnknownNameError, list_adapters
+    from .backends import list_backends
 
-    try:
-        return get_adapter_spec(framework)
-    except UnknownNameError as exc:
-        raise UnknownNameError("framework", framework, ["plain", *exc.known]) from None
+    stores = list_backends()
+    if framework not in stores:
+        raise UnknownNameError("framework", framework, ["plain", *stores])
+    return list_adapters().get(framework)
 
 
 def _check_backend_options(framework: str, factory: Callable, options: dict) -> None:
