@@ -5,14 +5,14 @@
 ...                    out="runs/locomo")                                    # doctest: +SKIP
 >>> summary["results"]["centered-fusion"]["10"]["overall"]["complete_coverage"]  # doctest: +SKIP
 
-See :mod:`.runner` for the procedure, :mod:`.datasets` for the loaders, :mod:`.store` for the
+See :mod:`.runner` for the procedure, :mod:`.stages` for its stages, :mod:`.datasets` for the loaders, :mod:`.store` for the
 built-in store, :mod:`.metrics` for the metrics and paired statistics and :mod:`.qa` for the
 optional end-to-end QA.
 """
 
 from .base import Embedder, MemoryUnit, Pool, StoreBackend
 from .datasets import Dataset, DatasetNotFoundError, Question, load_dataset, select_questions
-from .runner import EvalConfig, build_backend, run_eval
+from .runner import EvalConfig, QAConfig, build_backend, run_eval
 from .store import PlainStore, PoolSignals
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "DatasetNotFoundError",
     "Embedder",
     "EvalConfig",
+    "QAConfig",
     "MemoryUnit",
     "PlainStore",
     "Pool",

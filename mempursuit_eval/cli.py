@@ -150,7 +150,7 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _config_from_args(args):
-    from .runner import EvalConfig
+    from .runner import EvalConfig, qa_config
 
     policy_options: dict[str, dict] = {}
     for key, value in args.policy_opt:
@@ -171,10 +171,11 @@ def _config_from_args(args):
         threads=args.threads, latency_sample=args.latency_sample, bootstrap=args.bootstrap,
         seed=args.seed, prefix=not args.no_prefix, progress=not args.quiet,
         plots=not args.no_plots, download=not args.no_download,
-        answerer_url=args.answerer_url, model=args.model, judge_url=args.judge_url,
-        judge_model=args.judge_model, api_key_env=args.api_key_env,
-        qa_k=tuple(args.qa_k) if args.qa_k else None, qa_concurrency=args.qa_concurrency,
-        qa_retries=args.qa_retries, qa_timeout=args.qa_timeout, qa_max_tokens=args.qa_max_tokens,
+        qa=qa_config(answerer_url=args.answerer_url, model=args.model, judge_url=args.judge_url,
+                     judge_model=args.judge_model, api_key_env=args.api_key_env,
+                     qa_k=tuple(args.qa_k) if args.qa_k else None,
+                     qa_concurrency=args.qa_concurrency, qa_retries=args.qa_retries,
+                     qa_timeout=args.qa_timeout, qa_max_tokens=args.qa_max_tokens),
         **extra_config_fields(args),
     )
 

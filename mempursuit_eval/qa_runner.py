@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .base import MemoryUnit
 from .progress import Progress
@@ -15,21 +15,32 @@ from .qa import VERDICT_KINDS, ChatCache, ChatClient, build_answer_prompt, build
 __all__ = ["run_qa"]
 
 
-def run_qa(cfg, questions: list[Question], records: list[dict],
-           units: dict[str, MemoryUnit], cache_root: Path | None) -> dict:
+def run_qa(qa, questions: list[Question], records: list[dict],
+           units: dict[str, MemoryUnit], cache_root: Path | None, *, ks: Sequence[int],
+           progress: bool = True, dataset: str | None = None) -> dict:
     """Fill ``record["qa"][policy][K] = {"answer", "correct", "judge"}`` for every question,
-    policy and K in ``cfg.qa_k`` (default: every K). The memories shown are the policy's
-    selection, oldest first. Returns a description of the QA setup and call counts."""
+    policy and K in ``qa.k`` (default: every K of ``ks``). The memories shown are the policy's
+    selection, oldest first. Returns a description of the QA setup and call counts.
 
-    ks = list(cfg.qa_k or cfg.k)
+    Parameters
+    ----------
+    qa : QAConfig
+        The answerer, the judge and how to call them.
+    questions, records : lists of the same length
+        The run's questions and their records (:func:`mempursuit_eval.stages.score`).
+    units : dict
+        The dataset's units by id.
+    cache_root : Path, optional
+        Replies are cached in ``cache_root / "qa-cache.sqlite"`` (none without it).
+    ks : sequence of int
+        The run's K values.
+    """
+    ks = list(qa.k or ks)
     cache = ChatCache(cache_root / "qa-cache.sqlite" if cache_root is not None else None)
-    answerer = ChatClient(cfg.answerer_url, cfg.model, api_key_env=cfg.api_key_env, cache=cache,
-                          max_retries=cfg.qa_retries, timeout=cfg.qa_timeout,
-                          concurrency=cfg.qa_concurrency, max_tokens=cfg.qa_max_tokens)
-    judge = ChatClient(cfg.judge_url or cfg.answerer_url, cfg.judge_model or cfg.model,
-                       api_key_env=cfg.api_key_env, cache=cache, max_retries=cfg.qa_retries,
-                       timeout=cfg.qa_timeout, concurrency=cfg.qa_concurrency,
-                       max_tokens=cfg.qa_max_tokens)
+    calls = dict(api_key_env=qa.api_key_env, cache=cache, max_retries=qa.retries,
+                 timeout=qa.timeout, concurrency=qa.concurrency, max_tokens=qa.max_tokens)
+    answerer = ChatClient(qa.answerer_url, qa.model, **calls)
+    judge = ChatClient(qa.judge_url or qa.answerer_url, qa.judge_model or qa.model, **calls)
     jobs: list[tuple[int, str, int, str]] = []  # (record index, policy, K, prompt)
     for ri, (q, rec) in enumerate(zip(questions, records)):
         pool = rec["pool"]
@@ -41,14 +52,14 @@ def run_qa(cfg, questions: list[Question], records: list[dict],
                 prompt = build_answer_prompt(q.text, mems, reference_date=q.date)
                 jobs.append((ri, policy, k, prompt))
     try:
-        with Progress(cfg.progress, len({j[3] for j in jobs}), "QA: answering") as bar:
+        with Progress(progress, len({j[3] for j in jobs}), "QA: answering") as bar:
             replies = answerer.map([j[3] for j in jobs], progress=bar.update)
         split = [split_answer(r) for r in replies]
         answers = [a for a, _ in split]
         jprompts = [build_judge_prompt(questions[ri].text, questions[ri].answer, a,
                                        category=questions[ri].category)
                     for (ri, _, _, _), a in zip(jobs, answers)]
-        with Progress(cfg.progress, len(set(jprompts)), "QA: judging") as bar:
+        with Progress(progress, len(set(jprompts)), "QA: judging") as bar:
             verdicts = judge.map(jprompts, progress=bar.update)
     finally:
         cache.close()
@@ -81,7 +92,7 @@ def run_qa(cfg, questions: list[Question], records: list[dict],
         "unparsed_judgements": unparsed, "verdicts": kinds, "unparsed_by": unparsed_by,
         "answers_without_marker": unmarked, "judged": len(jobs),
     }
-    if cfg.dataset == "beam":
+    if dataset == "beam":
         info["note"] = ("BEAM's official rubric grader is not reproduced; accuracy here is the "
                         "binary LoCoMo judge")
     return info
