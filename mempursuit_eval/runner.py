@@ -3,14 +3,15 @@
 For each question the store returns its native candidate pool (``pool`` units, the native
 order); every policy reorders that same pool and keeps ``K`` units; metrics are computed on
 what each policy keeps, and every policy is compared with ``native`` (the "w/o" baseline: the
-pool's first ``K``) question by question. Only the order differs between policies.
+pool's first ``K``) question by question. Only the order differs between policies. The run's
+stages are public functions in :mod:`mempursuit_eval.stages`.
 
 Selectors whose answers are nested (the ``K``-selection is the first ``K`` of any larger
-selection: those with a true ``nested`` attribute, e.g. ``native``, ``mempursuit``,
-``mempursuit-adaptive``, ``mmr`` and the default ``centered-fusion``) are run once per question at the largest ``K`` and prefixes are
-taken; adaptive stopping is prefix-safe because its stop rule does not depend on ``K`` (the
-context at ``K`` is every pick up to the stop, capped at ``K``). Other selectors run once per
-``K``.
+selection: those with a true ``nested`` attribute, e.g. ``native``, ``mempursuit`` (adaptive
+or not), ``mmr`` and the default ``centered-fusion``) are run once per question at the largest
+``K`` and prefixes are taken; adaptive stopping is prefix-safe because its stop rule does not
+depend on ``K`` (the context at ``K`` is every pick up to the stop, capped at ``K``). Other
+selectors run once per ``K``.
 """
 
 

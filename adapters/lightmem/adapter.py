@@ -348,9 +348,10 @@ class MemPursuitLightMemory(LegacyOptionNames):
     With ``boundmem_tags``, pursuit policies select from the pool after LightMem's tag filter
     (up to ``limit`` matching memories out of the top ``pool``), while ``native`` keeps
     LightMem's behaviour (the matching memories among the top ``limit``, possibly fewer).
-    Adaptive stopping (``policy="mempursuit-adaptive"``) can return fewer than ``limit``
-    memories. The result is in the selector's order (most useful first); sort it by
-    ``time_stamp`` before showing it to an answerer if you want the paper's presentation.
+    Adaptive stopping (``policy="mempursuit"`` with ``policy_options={"adaptive": True}``) can
+    return fewer than ``limit`` memories. The result is in the selector's order (most useful
+    first); sort it by ``time_stamp`` before showing it to an answerer if you want the paper's
+    presentation.
     """
 
     def __init__(
