@@ -40,7 +40,7 @@ from langchain_core.callbacks import (AsyncCallbackManagerForRetrieverRun,
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import VectorStore
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mempursuit_core.options import ReadOptions
 from mempursuit_core.readpath import CandidatePool, read_or_native
@@ -173,8 +173,22 @@ def _key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-class _Options:
-    """The shared read options, checked once, and the pool builder."""
+class _ReadFields(BaseModel):
+    """The options both classes share (pydantic fields), checked once, and the pool builder."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    k: Optional[int] = None
+    pool: int = 200
+    policy: Any = None
+    policy_options: Dict[str, Any] = Field(default_factory=dict)
+    strict: bool = False
+    embeddings: Optional[Any] = None
+    metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
+
+    _options: ReadOptions = PrivateAttr()
+    _selector: Any = PrivateAttr()
+    _pool_builder: DocumentPool = PrivateAttr()
 
     def _setup(self, where: str, k, pool, policy, policy_options, strict, options) -> dict:
         built = ReadOptions.build(where, k=k, pool=pool, policy=policy,
@@ -195,7 +209,7 @@ class _Options:
         return isinstance(self._selector, NativeSelector)
 
 
-class MemPursuitCompressor(_Options, BaseDocumentCompressor):
+class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
     """Keep the ``k`` retrieved documents a read policy picks, in its order.
 
     Parameters
@@ -219,20 +233,7 @@ class MemPursuitCompressor(_Options, BaseDocumentCompressor):
         ``{signal: metadata key}``, default :data:`DEFAULT_METADATA_KEYS`.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    k: Optional[int] = None
-    pool: int = 200
-    policy: Any = None
-    policy_options: Dict[str, Any] = Field(default_factory=dict)
-    strict: bool = False
-    embeddings: Optional[Any] = None
     vector_store: Optional[Any] = None
-    metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
-
-    _options: ReadOptions = PrivateAttr()
-    _selector: Any = PrivateAttr()
-    _pool_builder: DocumentPool = PrivateAttr()
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None, policy: Any = None,
                  policy_options: Optional[Mapping[str, Any]] = None,
@@ -273,7 +274,7 @@ class MemPursuitCompressor(_Options, BaseDocumentCompressor):
                                   framework="LangChain")
 
 
-class MemPursuitRetriever(_Options, BaseRetriever):
+class MemPursuitRetriever(_ReadFields, BaseRetriever):
     """A retriever over any ``VectorStore``: ``pool`` candidates in, ``k`` out.
 
     Parameters
@@ -288,21 +289,8 @@ class MemPursuitRetriever(_Options, BaseRetriever):
         Passed to ``similarity_search`` (e.g. ``{"filter": ...}``).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     vectorstore: VectorStore
-    k: Optional[int] = None
-    pool: int = 200
-    policy: Any = None
-    policy_options: Dict[str, Any] = Field(default_factory=dict)
-    strict: bool = False
-    embeddings: Optional[Any] = None
     search_kwargs: Dict[str, Any] = Field(default_factory=dict)
-    metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
-
-    _options: ReadOptions = PrivateAttr()
-    _selector: Any = PrivateAttr()
-    _pool_builder: DocumentPool = PrivateAttr()
 
     def __init__(self, *, vectorstore: VectorStore, k: Optional[int] = None,
                  pool: Optional[int] = None, policy: Any = None,
