@@ -270,6 +270,17 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
         backend.pool("carol", QUESTION, 10)
     backend.close()
 
+    # a finished build is reopened from its folder (the harness's cache), giving the same pools
+    reopened = LlamaIndexBackend()
+    assert reopened.load_existing(units, embedder=embedder, workdir=tmp_path)
+    same = reopened.pool("alice", QUESTION, 200)
+    assert same.uids == pool.uids and np.allclose(same.vectors, pool.vectors)
+    reopened.close()
+    other = LlamaIndexBackend()  # other units: not this build, so it is rebuilt
+    assert not other.load_existing(units[:-1], embedder=embedder, workdir=tmp_path)
+    (tmp_path / "units.json").write_text("{not json")
+    assert not other.load_existing(units, embedder=embedder, workdir=tmp_path)
+
 
 def test_the_example_runs_as_written():
     import subprocess

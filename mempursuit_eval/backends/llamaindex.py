@@ -15,11 +15,14 @@ Needs ``mempursuit[llamaindex]`` and ``llama-index-vector-stores-qdrant``.
   function the postprocessor itself uses: the stored vectors read back from Qdrant by node id,
   Qdrant's scores as the native scores, and only the signals the adapter hands over (the texts,
   ``session_ids`` and the message role as ``speakers``).
+* ``load_existing``: a finished build is reopened from the cache (the Qdrant folder and
+  ``units.json``, which maps each node id to its unit), so a rerun reads the same store.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -29,6 +32,8 @@ from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size,
                                   units_by_group)
 
 __all__ = ["LlamaIndexBackend"]
+
+_MANIFEST = "units.json"
 
 
 def _harness_embedding(embedder: Embedder):
@@ -109,19 +114,23 @@ class LlamaIndexBackend:
     def _run(self, coro):
         return self._loop.run_until_complete(coro)
 
-    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
-              progress: Callable[[int], None] | None = None) -> None:
-        from llama_index.core.llms import ChatMessage
-        from llama_index.core.memory import VectorMemoryBlock
+    def _open(self, embedder: Embedder, path: Path) -> None:
         from qdrant_client import AsyncQdrantClient
 
-        path = Path(workdir) / "llamaindex_qdrant"
-        if path.exists() and any(path.iterdir()):
-            raise ValueError(f"{path} is not empty; use a fresh workdir")
         self._loop = asyncio.new_event_loop()
         self._client = AsyncQdrantClient(path=str(path))
         self._store = _recording_store(self._client)
         self._embed = _harness_embedding(embedder)
+
+    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
+              progress: Callable[[int], None] | None = None) -> None:
+        from llama_index.core.llms import ChatMessage
+        from llama_index.core.memory import VectorMemoryBlock
+
+        path = Path(workdir) / "llamaindex_qdrant"
+        if path.exists() and any(path.iterdir()):
+            raise ValueError(f"{path} is not empty; use a fresh workdir")
+        self._open(embedder, path)
         block = VectorMemoryBlock(vector_store=self._store, embed_model=self._embed)
         by_group = units_by_group(units)
         for group, members in by_group.items():
@@ -138,6 +147,35 @@ class LlamaIndexBackend:
                 self._embed.clear()
                 if progress is not None:
                     progress(len(chunk))
+        (Path(workdir) / _MANIFEST).write_text(
+            json.dumps({"groups": self._groups, "nodes": self._uid_of}), encoding="utf-8")
+
+    def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
+                      workdir: Path) -> bool:
+        """Reopen a store that ``build`` wrote into ``workdir`` (True when reused; False, and
+        nothing held open, when its files are missing, unreadable or hold other units)."""
+        path, manifest = Path(workdir) / "llamaindex_qdrant", Path(workdir) / _MANIFEST
+        try:
+            saved = json.loads(manifest.read_text(encoding="utf-8"))
+            groups = {str(g): int(n) for g, n in saved["groups"].items()}
+            uid_of = {str(n): str(u) for n, u in saved["nodes"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+        want = {g: len(m) for g, m in units_by_group(units).items()}
+        if groups != want or set(uid_of.values()) != {u.uid for u in units}:
+            return False
+        if not path.is_dir():
+            return False
+        self._open(embedder, path)
+        try:
+            count = self._run(self._client.count("memories")).count
+        except Exception:  # an unreadable folder is rebuilt
+            count = -1
+        if count != len(uid_of):
+            self.close()
+            return False
+        self._groups, self._uid_of = groups, uid_of
+        return True
 
     def pool(self, group: str, query: str, size: int, *,
              query_vector: np.ndarray | None = None) -> Pool:
