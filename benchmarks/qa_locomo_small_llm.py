@@ -212,6 +212,24 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _threads(rep: dict) -> str:
+    t = rep.get("threads") or 1
+    return "one thread" if t == 1 else f"{t} threads"
+
+
+def _command(argv: list[str]) -> str:
+    """The command line as the report shows it: without ``--out`` (a local path)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--out":
+            skip = True
+        elif not a.startswith("--out="):
+            out.append(a)
+    return " ".join(out)
+
+
 def results_section(rep: dict) -> list[str]:
     """The docs/results.md section (markdown lines) for a report written by this script."""
     res = rep["results"]
@@ -223,7 +241,8 @@ def results_section(rep: dict) -> list[str]:
         f"any result (seed {rep['seed']}: {rep['sample_rule']}): {rep['n']} questions ({cats}). "
         f"Store: {rep['store']}; K={rep['k']}. Answerer and judge: `{rep['model']}` (the paper's "
         "LoCoMo prompts; the GGUF's registry packages: [qa.md](qa.md#a-small-model-offline)) "
-        "through llama.cpp's server at one thread, niced, on the shared 2-core machine. EM / F1: the answer against the gold answer (lower-cased, punctuation and "
+        f"through llama.cpp's server at {_threads(rep)}, niced, on the shared 2-core machine. "
+        "EM / F1: the answer against the gold answer (lower-cased, punctuation and "
         "articles dropped; SQuAD token F1). Agreement: the judge's label against F1 >= 0.5 "
         "(Cohen's kappa) and against EM.", "",
         table(res), "",
@@ -285,7 +304,7 @@ def write_report(args, data: list[dict], picked: list[tuple[str, int]], model: s
     cats = Counter(CATS[q["category"]] for conv in data for i, q in enumerate(conv["qa"])
                    if (conv["sample_id"], i) in chosen)
     report = {
-        "command": " ".join(sys.argv[1:]), "data": args.data, "n": len(picked), "seed": args.seed,
+        "command": _command(sys.argv[1:]), "data": args.data, "n": len(picked), "seed": args.seed,
         "k": args.k,
         "sample_rule": "categories 1-4; per category random.Random(f'{seed}:{category}').shuffle "
                        "of file order; round-robin single-hop, multi-hop, temporal, open-domain; "
