@@ -25,15 +25,7 @@ from mempursuit_llamaindex import MemPursuitPostprocessor  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect")
 
-FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
-         "Alice relocated to Lisbon in March to start a robotics job.",
-         "In March Alice moved to Lisbon, where her new robotics job is.",
-         "Alice adopted a grey cat called Pixel.",
-         "Alice's sister Maya lives in Porto.",
-         "Bob plays the cello in a jazz band.",
-         "Alice likes hiking on weekends."]
-QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
-CAT, PARAPHRASES = FACTS[3], FACTS[:3]
+from paraphrase_facts import CAT, FACTS, PARAPHRASES, QUESTION  # noqa: E402
 
 
 class MiniLM(BaseEmbedding):

@@ -1,0 +1,12 @@
+"""Seven memories for the LangChain and LlamaIndex tests: one fact in three paraphrases, the
+complementary fact a two-part question needs (``CAT``), and distractors."""
+
+FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
+         "Alice relocated to Lisbon in March to start a robotics job.",
+         "In March Alice moved to Lisbon, where her new robotics job is.",
+         "Alice adopted a grey cat called Pixel.",
+         "Alice's sister Maya lives in Porto.",
+         "Bob plays the cello in a jazz band.",
+         "Alice likes hiking on weekends."]
+QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+CAT, PARAPHRASES = FACTS[3], FACTS[:3]
