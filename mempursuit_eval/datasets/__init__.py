@@ -31,8 +31,7 @@ from .base import (DATA_ENV, Dataset, DatasetFormatError, DatasetNotFoundError, 
                    Question, _download, default_cache_dir)
 from .beam import BEAM_ANSWER_FIELDS, load_beam  # noqa: F401
 from .catalog import (DATASETS, DEFAULT_EXCLUDED, LOCOMO_CATEGORIES,  # noqa: F401
-                      UNIT_KINDS, DatasetSpec, dataset_names, load_dataset, resolve_data_path,
-                      select_questions)
+                      UNIT_KINDS, DatasetSpec, load_dataset, resolve_data_path, select_questions)
 from .checks import JSON_ERRORS, json_problem, read_json  # noqa: F401
 from .locomo import load_locomo
 from .longmemeval import LME_CATEGORIES, load_longmemeval  # noqa: F401

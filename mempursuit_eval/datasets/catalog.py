@@ -19,8 +19,8 @@ from typing import Callable, Mapping, Sequence
 from . import base
 from .base import DATA_ENV, Dataset, DatasetNotFoundError, Question, default_cache_dir
 
-__all__ = ["DatasetSpec", "DATASETS", "UNIT_KINDS", "DEFAULT_EXCLUDED", "dataset_names",
-           "resolve_data_path", "load_dataset", "select_questions"]
+__all__ = ["DatasetSpec", "DATASETS", "UNIT_KINDS", "DEFAULT_EXCLUDED", "resolve_data_path",
+           "load_dataset", "select_questions"]
 
 #: Every unit kind a loader builds (``--units``): ``turns`` (one per turn / message),
 #: ``observations`` and ``summaries`` (LoCoMo's extracted facts / session summaries),
@@ -132,11 +132,6 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
 #: Categories evaluated unless asked otherwise, by dataset (read from :data:`DATASETS`).
 DEFAULT_EXCLUDED: dict[str, set[str]] = {n: set(s.default_excluded)
                                          for n, s in DATASETS.items() if s.default_excluded}
-
-
-def dataset_names() -> list[str]:
-    """Every ``--dataset`` name, in the table's order."""
-    return list(DATASETS)
 
 
 def _spec(name: str) -> DatasetSpec:

@@ -40,7 +40,7 @@ from .base import Dataset, DatasetFormatError, DatasetNotFoundError, Question
 from .checks import JSON_ERRORS, json_problem, need_field, need_type, wrong_type
 
 __all__ = ["CustomDataError", "CustomDataset", "load_custom", "attach_units", "write_custom",
-           "dataset_to_records", "DEFAULT_GROUP", "FORMAT"]
+           "dataset_to_records", "check_output_path", "DEFAULT_GROUP", "FORMAT"]
 
 DEFAULT_GROUP = "default"
 FORMAT = "mempursuit-custom/1"
