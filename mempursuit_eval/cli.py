@@ -12,6 +12,7 @@ from mempursuit_core import DEFAULT_POLICY
 from .cli_extras import EMBEDDER_HELP
 from .cli_extras import add_arguments as add_extra_arguments
 from .cli_extras import config_fields as extra_config_fields
+from .datasets import DATASETS, UNIT_KINDS
 
 __all__ = ["add_eval_parser", "run_eval"]
 
@@ -66,16 +67,16 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
                     "question.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("data")
-    g.add_argument("--dataset", default="locomo",
-                   choices=["locomo", "longmemeval", "longmemeval-oracle", "beam", "custom"],
-                   help="benchmark (default locomo), or custom: your own file given by --data "
-                        "(docs/eval-custom-data.md)")
+    g.add_argument("--dataset", default="locomo", choices=list(DATASETS),
+                   help="default locomo; " + "; ".join(f"{n}: {s.description}"
+                                                       for n, s in DATASETS.items()))
     g.add_argument("--data", metavar="PATH",
                    help="file or folder to read (default: $MEMPURSUIT_DATA/<the dataset's "
                         "file>, a cached download, or the official download)")
-    g.add_argument("--units", default="turns",
-                   choices=["turns", "observations", "summaries", "sessions"],
-                   help="memory units to store (default turns; observations/summaries: LoCoMo)")
+    g.add_argument("--units", default="turns", choices=UNIT_KINDS,
+                   help="memory units to store (default turns; " + "; ".join(
+                       f"{kind}: {', '.join(n for n, s in DATASETS.items() if kind in s.units)}"
+                       for kind in UNIT_KINDS[1:]) + ")")
     g.add_argument("--categories", nargs="+", metavar="C",
                    help="question categories (names, LoCoMo numbers, or 'all'; default: those "
                         "with answering evidence, e.g. LoCoMo 1-4)")

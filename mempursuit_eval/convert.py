@@ -11,20 +11,22 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .datasets import DATASETS, UNIT_KINDS
+
 __all__ = ["add_convert_parser", "run_convert", "convert"]
 
-SOURCES = ("locomo", "longmemeval", "longmemeval-oracle", "beam")
+SOURCES = tuple(n for n, spec in DATASETS.items() if not spec.path_only)
 
 
 def convert(dataset: str, out: str, *, data: str | None = None, units: str = "turns",
             download: bool = True):
     """Load ``dataset`` and write it to ``out`` in the custom format; returns (path, Dataset)."""
-    from .custom import check_output_path, write_custom
-    from .datasets import DEFAULT_EXCLUDED, load_dataset
+    from .datasets import load_dataset
+    from .datasets.custom import check_output_path, write_custom
 
     check_output_path(out)  # before the (slow) load
     ds = load_dataset(dataset, data, units=units, download=download)
-    path = write_custom(ds, out, default_excluded=DEFAULT_EXCLUDED.get(ds.name, ()))
+    path = write_custom(ds, out, default_excluded=DATASETS[ds.name].default_excluded)
     return path, ds
 
 
@@ -36,7 +38,7 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--dataset", required=True, choices=SOURCES, help="benchmark to convert")
     p.add_argument("--data", metavar="PATH", help="file or folder to read (as for `eval`)")
     p.add_argument("--units", default="turns",
-                   choices=["turns", "observations", "summaries", "sessions"],
+                   choices=UNIT_KINDS,
                    help="memory units (default turns; observations/summaries: LoCoMo)")
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output: .json, .json.gz, .jsonl or .jsonl.gz")

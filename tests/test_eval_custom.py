@@ -91,13 +91,13 @@ def test_errors_name_file_record_and_field(tmp_path):
     msg = _bad(tmp_path, lambda o: o["memories"][1].update(text="  "))
     assert "memory #1 (id 'm2')" in msg and "field 'text' is empty" in msg
     msg = _bad(tmp_path, lambda o: o["memories"][0].update(text=42))
-    assert "memory #0 (id 'm1')" in msg and "'text' must be a string, got int" in msg
+    assert "memory #0 (id 'm1')" in msg and "'text' is a number 42, expected a non-empty string" in msg
     msg = _bad(tmp_path, lambda o: o["questions"][0].update(gold="m1"))
-    assert "question #0" in msg and "'gold' must be a list of strings" in msg
+    assert "question #0" in msg and "'gold' is a string 'm1', expected a list of strings" in msg
     msg = _bad(tmp_path, lambda o: o["questions"][0].pop("gold"))
-    assert "question #0 (id 'q1')" in msg and "missing field 'gold'" in msg
+    assert "question #0 (id 'q1')" in msg and "'gold' is missing (expected a list of strings" in msg
     msg = _bad(tmp_path, lambda o: o["memories"][3].pop("id"))
-    assert "memory #3" in msg and "missing field 'id'" in msg
+    assert "memory #3" in msg and "'id' is missing (expected a non-empty string" in msg
     msg = _bad(tmp_path, lambda o: o["memories"][0].update(timestamp="yesterday"))
     assert "'timestamp' is not an ISO-8601 time" in msg
     msg = _bad(tmp_path, lambda o: o["memories"][0].update(golds=1))
@@ -105,7 +105,7 @@ def test_errors_name_file_record_and_field(tmp_path):
     msg = _bad(tmp_path, lambda o: o.pop("memories"))
     assert "missing top-level field 'memories'" in msg and "--mem0-config" in msg
     msg = _bad(tmp_path, lambda o: o["memories"].__setitem__(0, "text"))
-    assert "memory #0" in msg and "must be an object" in msg
+    assert "memory #0 is a string 'text', expected an object with 'id' and 'text'" in msg
     # jsonl: the line number too
     msg = _bad(tmp_path, lambda o: o["questions"][1].update(gold=["m9"]), "data.jsonl")
     assert "question #1 (id 'q2')" in msg
