@@ -10,3 +10,16 @@ FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
          "Alice likes hiking on weekends."]
 QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
 CAT, PARAPHRASES = FACTS[3], FACTS[:3]
+
+
+def run_example(name: str) -> str:
+    """Run ``examples/NAME`` as a user would; its standard output (the run must succeed)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / name
+    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res.stdout

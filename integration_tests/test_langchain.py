@@ -21,7 +21,7 @@ from qdrant_client.http.models import Distance, VectorParams  # noqa: E402
 
 from mempursuit_langchain import MemPursuitCompressor, MemPursuitRetriever  # noqa: E402
 
-from paraphrase_facts import CAT, FACTS, PARAPHRASES, QUESTION  # noqa: E402
+from paraphrase_facts import CAT, FACTS, PARAPHRASES, QUESTION, run_example  # noqa: E402
 
 
 class MiniLM(Embeddings):
@@ -135,14 +135,7 @@ def test_options_are_checked_at_construction():
 
 
 def test_the_example_runs_as_written():
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    example = Path(__file__).resolve().parents[1] / "examples" / "langchain_quickstart.py"
-    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
-                         timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    alone, rest = res.stdout.split("compressor:")
+    stdout = run_example("langchain_quickstart.py")
+    alone, rest = stdout.split("compressor:")
     compressor, retriever = rest.split("retriever:")
     assert CAT not in alone and CAT in compressor and CAT in retriever

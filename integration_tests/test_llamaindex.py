@@ -25,7 +25,7 @@ from mempursuit_llamaindex import MemPursuitPostprocessor  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect")
 
-from paraphrase_facts import CAT, FACTS, PARAPHRASES, QUESTION  # noqa: E402
+from paraphrase_facts import CAT, FACTS, PARAPHRASES, QUESTION, run_example  # noqa: E402
 
 
 class MiniLM(BaseEmbedding):
@@ -275,13 +275,6 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
 
 
 def test_the_example_runs_as_written():
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    example = Path(__file__).resolve().parents[1] / "examples" / "llamaindex_quickstart.py"
-    res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
-                         timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    alone, ours = res.stdout.split("with MemPursuit:")
+    stdout = run_example("llamaindex_quickstart.py")
+    alone, ours = stdout.split("with MemPursuit:")
     assert CAT not in alone and CAT in ours and any(p in ours for p in PARAPHRASES)
