@@ -87,6 +87,14 @@ LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single
 _LME_HOME = "https://huggingface.co/datasets/xiaowu0162/longmemeval-cleaned"
 _BEAM_RAW = "https://raw.githubusercontent.com/mohammadtavakoli78/BEAM/main/chats/100K"
 
+def _longmemeval(name: str, description: str, local: str, official: str) -> DatasetSpec:
+    """A LongMemEval file: the same loader, exclusions and home, its own file names."""
+    return DatasetSpec(
+        name, "mempursuit_eval.datasets.longmemeval:load_longmemeval", description,
+        default_excluded=frozenset({"abstention"}), relative=f"longmemeval/{local}",
+        urls={official: f"{_LME_HOME}/resolve/main/{official}"}, home=_LME_HOME)
+
+
 #: The datasets, by ``--dataset`` name.
 DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
     DatasetSpec(
@@ -98,20 +106,10 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
         urls={"locomo10.json":
               "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"},
         home="https://github.com/snap-research/locomo"),
-    DatasetSpec(
-        "longmemeval", "mempursuit_eval.datasets.longmemeval:load_longmemeval",
-        "LongMemEval-S, one haystack per question",
-        default_excluded=frozenset({"abstention"}),
-        relative="longmemeval/longmemeval_s.json.gz",
-        urls={"longmemeval_s_cleaned.json": f"{_LME_HOME}/resolve/main/longmemeval_s_cleaned.json"},
-        home=_LME_HOME),
-    DatasetSpec(
-        "longmemeval-oracle", "mempursuit_eval.datasets.longmemeval:load_longmemeval",
-        "LongMemEval's oracle file (evidence sessions only)",
-        default_excluded=frozenset({"abstention"}),
-        relative="longmemeval/longmemeval_oracle.json.gz",
-        urls={"longmemeval_oracle.json": f"{_LME_HOME}/resolve/main/longmemeval_oracle.json"},
-        home=_LME_HOME),
+    _longmemeval("longmemeval", "LongMemEval-S, one haystack per question",
+                 "longmemeval_s.json.gz", "longmemeval_s_cleaned.json"),
+    _longmemeval("longmemeval-oracle", "LongMemEval's oracle file (evidence sessions only)",
+                 "longmemeval_oracle.json.gz", "longmemeval_oracle.json"),
     DatasetSpec(
         "beam", "mempursuit_eval.datasets.beam:load_beam",
         "BEAM, any scale folder (download: 100K)",
