@@ -152,6 +152,7 @@ def markdown_report(summary: dict) -> str:
                 lines.append(f"| {policy} | {k} | " + " | ".join(_fmt(o.get(m)) for m in (
                     "session_recall_any", "complete_coverage", "session_ndcg_any",
                     "turn_recall_any", "turn_coverage", "turn_ndcg_any")) + " |")
+    lines += _official_lines(s.get("official") or {})
     cats = s.get("categories") or []
     if cats:
         lines += ["", "## Session coverage % by category", ""]
@@ -170,6 +171,45 @@ def markdown_report(summary: dict) -> str:
     if s.get("notes"):
         lines += ["", "## Data notes", ""] + [f"- {n}" for n in s["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _official_lines(off: dict) -> list[str]:
+    """The benchmarks' own scorers (``summary["official"]``), labelled as theirs."""
+    lines: list[str] = []
+    lme = off.get("longmemeval")
+    if lme:
+        a = lme["anchor"]
+        lines += ["", "## Official LongMemEval retrieval metrics (fractions)", "",
+                  f"- scorer: {lme['source']}; index: {lme['index']}; ranking: {lme['ranking']}",
+                  f"- {lme['n']} questions averaged; left out as the official script does: "
+                  f"{lme['left_out']['abstention']} abstention, {lme['left_out']['no_target']} "
+                  "without a has_answer user turn",
+                  f"- anchor: {a['metric']} = {a['value']} ({a['source']})",
+                  "- differs from our complete coverage: the session level counts only "
+                  "has_answer user turns and looks at as many turns as it takes to see k distinct "
+                  "sessions (docs/evaluation.md)", "",
+                  "| policy | K | session recall_any | session recall_all | session ndcg_any "
+                  "| turn recall_any | turn recall_all | turn ndcg_any |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for policy, by_k in lme["results"].items():
+            for k, o in by_k.items():
+                lines.append(f"| {policy} | {k} | " + " | ".join(_fmt(o.get(m), 3) for m in (
+                    "session_recall_any", "session_recall_all", "session_ndcg_any",
+                    "turn_recall_any", "turn_recall_all", "turn_ndcg_any")) + " |")
+    loc = off.get("locomo_qa")
+    if loc:
+        lines += ["", "## Official LoCoMo QA scores (%)", "",
+                  f"- F1: {loc['metrics']['f1']} ({loc['source']}); BLEU-1 and EM: as Mem0 / "
+                  "A-Mem report them; a failed answer (no reply) scores 0", "",
+                  "| policy | K | scope | n | F1 | BLEU-1 | EM | failed |",
+                  "|---|---:|---|---:|---:|---:|---:|---:|"]
+        for policy, by_k in loc["results"].items():
+            for k, e in by_k.items():
+                for scope, o in [("all", e["overall"])] + sorted(e["by_category"].items()):
+                    lines.append(f"| {policy} | {k} | {scope} | {o.get('n', 0)} | "
+                                 f"{_fmt(o.get('f1'))} | {_fmt(o.get('bleu1'))} | "
+                                 f"{_fmt(o.get('exact'))} | {o.get('failed', 0)} |")
+    return lines
 
 
 def _qa_lines(s: dict) -> list[str]:
