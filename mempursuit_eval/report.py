@@ -219,9 +219,21 @@ def _qa_lines(s: dict) -> list[str]:
     v = q.get("verdicts") or {}
     tokens = (f"; tokens in / out {q['prompt_tokens']:,} / {q['completion_tokens']:,}"
               if q.get("prompt_tokens") else "")
+    fails = q.get("failures") or {}
+    fail_text = "; ".join(f"{who}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items()))
+                          for who, c in fails.items() if c) or "none"
+    judge = (f"judge `{q.get('judge_model')}` ({q.get('judge_url')})"
+             if q.get("judged_by_llm", True) else "no LLM judge (--no-judge: the official answer "
+             "scores below are the result)")
+    log = q.get("reply_log")
     lines = [
-        f"- answerer `{q.get('model')}`, judge `{q.get('judge_model')}` ({q.get('judge_url')}); "
-        f"prompts: {q.get('prompts')}",
+        f"- answerer `{q.get('model')}`, {judge}; prompts: {q.get('prompts')}",
+        f"- requests without a usable reply (down / timeout / malformed / empty / http): "
+        f"{fail_text}; failed answers {q.get('failed_answers', 0)}, failed verdicts "
+        f"{q.get('failed_judgements', 0)} (scored wrong, F1 0; not cached, a rerun asks again)",
+        *([f"- reply log `{log['path']}`: {log['read']} replies read at start"
+           + (f", {log['bad_lines']} unreadable line(s) skipped" if log["bad_lines"] else "")]
+          if log else []),
         f"- calls: {q.get('calls', 0)} sent, {q.get('cache_hits', 0)} from the cache{tokens}",
         f"- unparsed verdicts: {q.get('unparsed_judgements', 0)} of {q.get('judged', '?')} "
         f"(no single CORRECT / WRONG label: {v.get('ambiguous', 0)} with both, "

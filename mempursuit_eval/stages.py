@@ -574,7 +574,7 @@ def signal_source(cfg) -> str:
 def _metric_value(r: dict, policy: str, k: int, metric: str) -> float | None:
     if metric == "qa_accuracy":
         qa = r.get("qa", {}).get(policy, {}).get(str(k))
-        return None if qa is None else float(bool(qa.get("correct")))
+        return None if qa is None or qa.get("correct") is None else float(bool(qa["correct"]))
     m = r["metrics"].get(policy, {}).get(str(k))
     return None if m is None else m.get(metric)
 
@@ -595,8 +595,8 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
         for r in subset:
             row = dict(r["metrics"].get(policy, {}).get(str(k), {}))
             qa = r.get("qa", {}).get(policy, {}).get(str(k))
-            if qa is not None:
-                row["qa_accuracy"] = float(bool(qa.get("correct")))
+            if qa is not None and qa.get("correct") is not None:
+                row["qa_accuracy"] = float(bool(qa["correct"]))
             if row:
                 out.append(row)
         return out
