@@ -187,7 +187,7 @@ def _official_lines(off: dict) -> list[str]:
                   f"- anchor: {a['metric']} = {a['value']} ({a['source']})",
                   "- differs from our complete coverage: the session level counts only "
                   "has_answer user turns and looks at as many turns as it takes to see k distinct "
-                  "sessions (docs/evaluation.md)", "",
+                  "sessions (docs/harness.md#official-scorers)", "",
                   "| policy | K | session recall_any | session recall_all | session ndcg_any "
                   "| turn recall_any | turn recall_all | turn ndcg_any |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
