@@ -17,7 +17,17 @@ in file order, are shuffled by ``random.Random(f"{seed}:{category}")``; the samp
 ``n`` of their round-robin interleave (single-hop, multi-hop, temporal, open-domain, repeat).
 So a sample of size n is a prefix of any larger one: a longer rerun reuses every cached reply.
 
-Reported per native order and policy: judge accuracy with McNemar's exact p against native,
+Replies are kept in a committed JSON-lines reply cache (``--reply-cache``, default
+``benchmarks/results/qa_cache/<model>.jsonl``, keyed like the SQLite cache by
+``ChatClient._key``): read at start, appended as each reply arrives, so a run stopped at any
+question resumes on another machine; ``--import-cache`` copies an existing ``qa-cache.sqlite``
+into it and ``--cache-only`` rescores from it without a server. A request without a usable reply
+(server down, timeout, malformed or empty reply) is counted by kind and scored as failed.
+
+Reported per native order and policy: the official LoCoMo answer scores (``mempursuit_eval.
+official``: stemmed F1, BLEU-1, EM; primary) with the sign test and Wilcoxon signed-rank test
+on per-question F1 against native, overall and per category, coverage beside;
+judge accuracy (secondary; ``--no-judge`` skips it) with McNemar's exact p against native,
 session coverage beside it, exact match and token F1 of the answer against the gold answer, and
 the judge's agreement with "F1 >= 0.5" and with exact match; unparsed verdicts, answers without
 the ``ANSWER:`` marker, calls, tokens and seconds per call. Writes
@@ -160,19 +170,37 @@ def start_server(gguf: str, threads: int, ctx: int, log: Path) -> tuple[subproce
     raise SystemExit(f"llama.cpp server did not answer in 600 s; see {log}")
 
 
-def summarise(order: str, s: dict, recs: list[dict], policies: list[str], k: str) -> dict:
+def _text(answer: str | None) -> str:
+    return "" if answer is None else answer
+
+
+def summarise(order: str, s: dict, recs: list[dict], policies: list[str], k: str,
+              texts: dict[str, tuple[str, str, str | None]] | None = None) -> dict:
+    """One native order's results: per policy the judge accuracy (when judged), the official
+    LoCoMo answer scores, our EM / F1, coverage; per question each policy's answer, scores,
+    coverage and (with ``texts``, uid -> (memory text, session id, timestamp)) the K memories
+    it was shown, as the prompt lists them, with their sessions; paired
+    statistics against native (:func:`paired_answers`)."""
+    from mempursuit_eval.official import locomo_answer_scores
+
     out: dict = {"native_order": order, "n": len(recs), "qa": s["qa"],
                  "timing_s": s.get("timing_s"), "policies": {}}
+    judged = s["qa"].get("judged_by_llm", True)
     for p in policies:
+        ans = [r["qa"][p][k]["answer"] for r in recs]
         judge = [bool(r["qa"][p][k]["correct"]) for r in recs]
-        f1 = [token_f1(r["qa"][p][k]["answer"], r["answer"]) for r in recs]
-        em = [exact(r["qa"][p][k]["answer"], r["answer"]) for r in recs]
+        f1 = [token_f1(_text(a), r["answer"]) for a, r in zip(ans, recs)]
+        em = [exact(_text(a), r["answer"]) for a, r in zip(ans, recs)]
+        off = [locomo_answer_scores(a, r["answer"], r["category"]) for a, r in zip(ans, recs)]
         res = s["results"][p][k]["overall"]
         row = {
             "accuracy": res.get("qa_accuracy"), "coverage": res.get("complete_coverage"),
             "exact": 100 * sum(em) / len(em), "f1": 100 * sum(f1) / len(f1),
-            "judge_vs_f1": agreement(judge, [x >= 0.5 for x in f1]),
-            "judge_vs_exact": agreement(judge, em),
+            "official": {m: 100 * sum(o[m] for o in off) / len(off)
+                         for m in ("f1", "bleu1", "exact")},
+            "failed": sum(a is None for a in ans),
+            "judge_vs_f1": agreement(judge, [x >= 0.5 for x in f1]) if judged else None,
+            "judge_vs_exact": agreement(judge, em) if judged else None,
             "unparsed": sum(bool(r["qa"][p][k].get("unparsed")) for r in recs),
             "no_marker": sum(bool(r["qa"][p][k].get("no_answer_marker")) for r in recs),
             "by_category": {c: v.get("qa_accuracy") for c, v
@@ -183,13 +211,99 @@ def summarise(order: str, s: dict, recs: list[dict], policies: list[str], k: str
             row["accuracy_paired"] = pa.get("qa_accuracy")
             row["coverage_paired"] = pa.get("complete_coverage")
         out["policies"][p] = row
+
+    def per_policy(r: dict, p: str) -> dict:
+        q = r["qa"][p][k]
+        m = (r.get("metrics") or {}).get(p, {}).get(k, {})
+        sel = r["selections"][p]
+        order = (sel.get("orders_by_k") or {}).get(k) or sel["order"][:int(k)]
+        return {"answer": q["answer"], "correct": q["correct"], "verdict": q.get("verdict"),
+                **({"failed": True} if q.get("failed") else {}),
+                "f1": round(token_f1(_text(q["answer"]), r["answer"]), 3),
+                "official": {m_: round(v, 3) for m_, v in
+                             locomo_answer_scores(q["answer"], r["answer"], r["category"]).items()},
+                "coverage": m.get("complete_coverage"), "session_recall": m.get("session_recall"),
+                "turn_recall": m.get("turn_recall"),
+                **(_shown(r, order, texts) if texts else {})}
+
     out["questions"] = [
-        {"id": r["orig_id"], "category": r["category"], "gold": r["answer"],
-         **{p: {"answer": r["qa"][p][k]["answer"], "correct": r["qa"][p][k]["correct"],
-                "verdict": r["qa"][p][k].get("verdict"),
-                "f1": round(token_f1(r["qa"][p][k]["answer"], r["answer"]), 3)}
-            for p in policies}}
+        {"id": r["orig_id"], "category": r["category"], "question": r.get("question"),
+         "gold": r["answer"], "gold_sessions": r.get("gold_sessions"),
+         **{p: per_policy(r, p) for p in policies}}
         for r in recs]
+    out["paired_answers"] = paired_answers(out["questions"], policies, judged=judged)
+    return out
+
+
+def _shown(rec: dict, order: list[int], texts: dict[str, tuple[str, str, str | None]]) -> dict:
+    """The K memories as the answer prompt lists them (oldest first, dated; see
+    ``mempursuit_eval.qa.format_memories``), with their sessions and their rank in the
+    selection (1 = the policy's first pick)."""
+    from mempursuit_eval.qa import format_memories
+
+    items = [(rank, *texts[rec["pool"][j]]) for rank, j in enumerate(order, 1)]
+    dated = sorted((m for m in items if m[3]), key=lambda m: str(m[3]))
+    shown = dated + [m for m in items if not m[3]]
+    lines = format_memories([(ts, text) for _, text, _, ts in shown]).split("\n")[1:]
+    return {"memories": [line[2:] for line in lines],
+            "memory_sessions": [sid for _, _, sid, _ in shown],
+            "memory_ranks": [rank for rank, _, _, _ in shown]}
+
+
+def _wilcoxon(diffs: list[float]) -> float | None:
+    """Two-sided Wilcoxon signed-rank p (zero differences dropped; SciPy's exact or normal
+    method as it picks); ``None`` when every difference is zero."""
+    d = [x for x in diffs if x != 0]
+    if not d:
+        return None
+    from scipy.stats import wilcoxon
+
+    return float(wilcoxon(d).pvalue)
+
+
+def paired_answers(questions: list[dict], policies: list[str], *, judged: bool,
+                   base: str = "native") -> dict:
+    """Per non-native policy, overall and per category: the official LoCoMo F1 (mean, in %)
+    of both with the sign test and the Wilcoxon signed-rank test on the per-question
+    differences; McNemar's exact test on the judge's labels (when judged) and on complete
+    coverage, beside it. Over the questions both policies answered (a failed request on either
+    side leaves the pair out; ``failed_pairs`` counts them), so a partial run's pairs are
+    compared as they stand."""
+    from mempursuit_eval.metrics import mcnemar_exact, sign_test
+
+    out: dict = {}
+    cats = sorted({q["category"] for q in questions})
+    for p in policies:
+        if p == base:
+            continue
+        out[p] = {}
+        for scope in ["all"] + cats:
+            inscope = [q for q in questions if scope == "all" or q["category"] == scope]
+            qs = [q for q in inscope if not (q[p].get("failed") or q[base].get("failed"))]
+            if not qs:
+                out[p][scope] = {"n": 0, "failed_pairs": len(inscope)}
+                continue
+            a = [q[p]["official"]["f1"] for q in qs]
+            b = [q[base]["official"]["f1"] for q in qs]
+            d = [x - y for x, y in zip(a, b)]
+            st = sign_test(d)
+            entry = {"n": len(qs), "failed_pairs": len(inscope) - len(qs), "f1_base": 100 * sum(b) / len(b), "f1": 100 * sum(a) / len(a),
+                     "f1_diff": 100 * sum(d) / len(d), "wins": st["wins"],
+                     "losses": st["losses"], "sign_p": st["p_value"], "wilcoxon_p": _wilcoxon(d)}
+            cov = [(q[p]["coverage"], q[base]["coverage"]) for q in qs
+                   if q[p].get("coverage") is not None and q[base].get("coverage") is not None]
+            if cov:
+                mc = mcnemar_exact([x for x, _ in cov], [y for _, y in cov])
+                entry.update(coverage_base=100 * sum(y for _, y in cov) / len(cov),
+                             coverage=100 * sum(x for x, _ in cov) / len(cov),
+                             coverage_p=mc["p_value"])
+            if judged:
+                mc = mcnemar_exact([float(bool(q[p]["correct"])) for q in qs],
+                                   [float(bool(q[base]["correct"])) for q in qs])
+                entry.update(judge_base=100 * sum(bool(q[base]["correct"]) for q in qs) / len(qs),
+                             judge=100 * sum(bool(q[p]["correct"]) for q in qs) / len(qs),
+                             judge_p=mc["p_value"])
+            out[p][scope] = entry
     return out
 
 
@@ -203,11 +317,16 @@ def table(results: list[dict]) -> str:
             ap, cp = row.get("accuracy_paired"), row.get("coverage_paired")
             pair = (lambda st: f"{st['diff']:+.1f} ({st['p_value']:.3g})" if st else "–")
             jf, je = row["judge_vs_f1"], row["judge_vs_exact"]
-            kap = "–" if jf["kappa"] is None else f"{jf['kappa']:.2f}"
+            if jf is None:  # answers only (--no-judge)
+                acc = agree = agree_em = "–"
+            else:
+                kap = "–" if jf["kappa"] is None else f"{jf['kappa']:.2f}"
+                acc, agree, agree_em = (f"{row['accuracy']:.1f}", f"{jf['agree']:.1f} ({kap})",
+                                        f"{je['agree']:.1f}")
             lines.append(
-                f"| {r['native_order']} | {p} | {r['n']} | {row['accuracy']:.1f} | {pair(ap)} | "
+                f"| {r['native_order']} | {p} | {r['n']} | {acc} | {pair(ap)} | "
                 f"{row['coverage']:.1f} | {pair(cp)} | {row['exact']:.1f} | {row['f1']:.1f} | "
-                f"{jf['agree']:.1f} ({kap}) | {je['agree']:.1f} | {row['unparsed']} | "
+                f"{agree} | {agree_em} | {row['unparsed']} | "
                 f"{row['no_marker']} |")
     return "\n".join(lines)
 
@@ -239,9 +358,15 @@ def results_section(rep: dict) -> list[str]:
         f"`python benchmarks/qa_locomo_small_llm.py {rep.get('command', '')}` wrote "
         "`benchmarks/results/qa_locomo_small_llm.json`. LoCoMo, a stratified sample fixed before "
         f"any result (seed {rep['seed']}: {rep['sample_rule']}): {rep['n']} questions ({cats}). "
-        f"Store: {rep['store']}; K={rep['k']}. Answerer and judge: `{rep['model']}` (the paper's "
+        f"Store: {rep['store']}; K={rep['k']}. "
+        + ("Answerer and judge" if rep.get("judged_by_llm", True) else "Answerer (no LLM judge)")
+        + f": `{rep['model']}` (the paper's "
         "LoCoMo prompts; the GGUF's registry packages: [qa.md](qa.md#a-small-model-offline)) "
-        f"through llama.cpp's server at {_threads(rep)}, niced, on the shared 2-core machine. "
+        + (f"through llama.cpp's server at {_threads(rep)}, niced, on the shared 2-core machine"
+           if not rep.get("cache_only") else "with every reply read from the committed reply "
+           f"cache `{rep.get('reply_cache')}` (no server in this run; the replies came from "
+           "llama.cpp's server on the shared 2-core machines)")
+        + ". "
         "EM / F1: the answer against the gold answer (lower-cased, punctuation and "
         "articles dropped; SQuAD token F1). Agreement: the judge's label against F1 >= 0.5 "
         "(Cohen's kappa) and against EM.", "",
@@ -260,7 +385,8 @@ def results_section(rep: dict) -> list[str]:
                      f"wall {r['wall_s'] / 60:.0f} min.")
     for r in res:
         qs = r.get("questions") or []
-        pairs = [(q[p]["correct"], q[p]["f1"]) for q in qs for p in r["policies"]]
+        pairs = [(q[p]["correct"], q[p]["f1"]) for q in qs for p in r["policies"]
+                 if q[p]["correct"] is not None]
         if pairs:
             strict = sum(1 for c, f in pairs if not c and f >= 0.5)
             lenient = sum(1 for c, f in pairs if c and f < 0.5)
@@ -283,6 +409,7 @@ def results_section(rep: dict) -> list[str]:
             f"take ~{reqs * t['median_s'] / 3600:.0f} hours on this shared machine."
             + ("" if len(res) > 1 else " Only the dense order finished within the session; "
                "`--orders dense hybrid` runs both."))
+    lines += official_section(rep)
     lines += [
         "", "What a sample this size with a 1.5B model can and cannot show: it shows that the "
         "prompts, parsers, cache and paired statistics work on a real model's output, how often "
@@ -294,6 +421,68 @@ def results_section(rep: dict) -> list[str]:
         "the evidence was there to be used. The same script reruns at any size (`--n 160`); the "
         "sample is nested, so a larger rerun reuses every cached reply.", "",
     ]
+    return lines
+
+
+def _p(v: float | None) -> str:
+    return "–" if v is None else f"{v:.3g}"
+
+
+def official_section(rep: dict) -> list[str]:
+    """The official LoCoMo answer scores with paired tests and coverage beside, overall and per
+    category (only for reports that carry them: written by this script since issue 37)."""
+    res = [r for r in rep["results"] if "paired_answers" in r]
+    if not res:
+        return []
+    judged = any(r["qa"].get("judged_by_llm", True) for r in res)
+    lines = [
+        "", "### Official LoCoMo answer scores (primary) with paired tests", "",
+        "F1: LoCoMo's official answer score (`snap-research/locomo` `task_eval/evaluation.py`: "
+        "Porter-stemmed token F1; multi-answer F1 for multi-hop; open-domain gold cut at ';'); "
+        "BLEU-1 and EM: as Mem0 and A-Mem report them (lower-cased). A failed request (endpoint "
+        "down, timeout, malformed or empty reply) scores 0 and is counted. Paired tests on the "
+        "per-question F1 of the questions both policies answered (n below): sign test and "
+        "Wilcoxon signed-rank (SciPy); complete session coverage beside it with McNemar's exact "
+        "test"
+        + ("; the LLM judge (secondary) with McNemar's exact test." if judged else
+           "; no LLM judge in this run (answers only)."), "",
+        "| native order | policy | n | F1 % | BLEU-1 % | EM % | failed |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in res:
+        for p, row in r["policies"].items():
+            o = row["official"]
+            lines.append(f"| {r['native_order']} | {p} | {r['n']} | {o['f1']:.1f} | "
+                         f"{o['bleu1']:.1f} | {o['exact']:.1f} | {row['failed']} |")
+    lines += ["", "| native order | policy | scope | n | F1 native -> policy (diff) | wins / "
+              "losses | sign p | Wilcoxon p | coverage native -> policy | McNemar p "
+              + ("| judge native -> policy | McNemar p |" if judged else "|"),
+              "|---|---|---|---:|---|---:|---:|---:|---|---:|" + ("---|---:|" if judged else "")]
+    for r in res:
+        for p, by in r["paired_answers"].items():
+            for scope, e in by.items():
+                if not e["n"]:
+                    lines.append(f"| {r['native_order']} | {p} | {scope} | 0 | – | – | – | – | "
+                                 "– | – |" + (" – | – |" if judged else ""))
+                    continue
+                cov = (f"{e['coverage_base']:.1f} -> {e['coverage']:.1f} | {_p(e['coverage_p'])}"
+                       if "coverage" in e else "– | –")
+                jdg = (f" {e['judge_base']:.1f} -> {e['judge']:.1f} | {_p(e['judge_p'])} |"
+                       if "judge" in e else (" – | – |" if judged else ""))
+                lines.append(
+                    f"| {r['native_order']} | {p} | {scope} | {e['n']} | {e['f1_base']:.1f} -> "
+                    f"{e['f1']:.1f} ({e['f1_diff']:+.1f}) | {e['wins']} / {e['losses']} | "
+                    f"{_p(e['sign_p'])} | {_p(e['wilcoxon_p'])} | {cov} |{jdg}")
+    for r in res:
+        f = r["qa"].get("failures") or {}
+        counts = "; ".join(f"{who}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items()))
+                           for who, c in f.items() if c)
+        lines.append(f"- {r['native_order']}: requests without a usable reply: "
+                     f"{counts or 'none'}.")
+    if any(r.get("questions") and "memories" in r["questions"][0].get("native", {})
+           for r in res):
+        lines.append("- Questions where coverage and F1 disagree, with both contexts: "
+                     "[qa-disagreements.md](qa-disagreements.md).")
     return lines
 
 
@@ -312,6 +501,11 @@ def write_report(args, data: list[dict], picked: list[tuple[str, int]], model: s
         "sample": [f"{sid}/q{i}" for sid, i in picked], "sample_by_category": dict(cats),
         "store": "plain (turns, all-MiniLM-L6-v2 int8, pool 200)", "model": model,
         "gguf": args.gguf, "threads": args.threads, "max_tokens": args.max_tokens,
+        "judged_by_llm": not args.no_judge, "cache_only": bool(args.cache_only),
+        "reply_cache": (str(Path(args.reply_cache).resolve().relative_to(ROOT))
+                        if args.reply_cache and args.reply_cache.lower() != "none"
+                        and Path(args.reply_cache).resolve().is_relative_to(ROOT)
+                        else args.reply_cache),
         "load_average": os.getloadavg(), "orders_done": [r["native_order"] for r in results],
         "server_timing": server_timing(server_log) if server_log else None,
         "results": results,
@@ -338,10 +532,40 @@ def main() -> None:
     ap.add_argument("--server-log", help="llama.cpp server log of a server started by hand "
                     "(--answerer-url): its per-request times go into the report")
     ap.add_argument("--cache-dir", default=None, help="default $MEMPURSUIT_CACHE or ~/.cache/mempursuit")
+    ap.add_argument("--reply-cache", default=None,
+                    help="JSON-lines reply log read at start and appended to as each reply "
+                         "arrives (default benchmarks/results/qa_cache/<model>.jsonl, committed so "
+                         "a run resumes on another machine); 'none' for no log")
+    ap.add_argument("--import-cache", metavar="SQLITE",
+                    help="first copy the replies of an existing qa-cache.sqlite (read-only) into "
+                         "the reply log")
+    ap.add_argument("--no-judge", action="store_true",
+                    help="answers only: no judge calls (the official LoCoMo scores are primary)")
+    ap.add_argument("--cache-only", action="store_true",
+                    help="no server: every reply must be in the reply cache (needs --model); "
+                         "missing ones are counted as 'down' and scored as failed")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "qa_locomo_small_llm.json"))
     args = ap.parse_args()
+    if args.cache_only:
+        if not args.model:
+            ap.error("--cache-only needs --model (the model name the replies were cached under)")
+        args.gguf, args.answerer_url = None, f"http://127.0.0.1:{free_port()}/v1"
     if not (args.gguf or args.answerer_url):
         ap.error("give --gguf MODEL.gguf or --answerer-url URL --model NAME")
+    model_name = args.model or Path(args.gguf).stem
+    if args.reply_cache is None:
+        args.reply_cache = str(ROOT / "benchmarks" / "results" / "qa_cache" / f"{model_name}.jsonl")
+    reply_log = None if args.reply_cache.lower() == "none" else args.reply_cache
+    if args.import_cache:
+        if reply_log is None:
+            ap.error("--import-cache needs a reply log (--reply-cache)")
+        from mempursuit_eval.qa import ChatCache
+
+        log = ChatCache(None, log=reply_log)
+        added = log.import_sqlite(args.import_cache, model_name)
+        log.close()
+        print(f"imported {added} replies from {args.import_cache} into {reply_log}",
+              file=sys.stderr)
 
     from mempursuit_eval import run_eval
 
@@ -364,6 +588,10 @@ def main() -> None:
             model = args.model or Path(args.gguf).stem
         else:
             url, model = args.answerer_url, args.model
+        from mempursuit_eval.datasets import load_dataset
+
+        texts = {u.uid: (u.text, u.session_id, u.timestamp)
+                 for u in load_dataset("locomo", str(subset), units="turns").units}
         results = []
         k = str(args.k)
         for order in args.orders:
@@ -371,6 +599,8 @@ def main() -> None:
             s = run_eval(dataset="locomo", data=str(subset), framework="plain", native_order=order,
                          k=(args.k,), policies=tuple(args.policies), answerer_url=url, model=model,
                          qa_concurrency=1, qa_timeout=3600.0, qa_max_tokens=args.max_tokens,
+                         qa_judge=not args.no_judge, qa_reply_log=reply_log,
+                         **({"qa_retries": 0} if args.cache_only else {}),
                          cache_dir=args.cache_dir, out=str(tmp / order), plots=False,
                          latency_sample=0, bootstrap=2000, progress=True)
             wall = time.perf_counter() - t
@@ -379,7 +609,7 @@ def main() -> None:
             for rec in recs:  # "conv-41/q3" (index in the sample file) -> the original index
                 sid, j = rec["qid"].rsplit("/q", 1)
                 rec["orig_id"] = f"{sid}/q{orig[sid][int(j)]}"
-            r = summarise(order, s, recs, list(args.policies), k)
+            r = summarise(order, s, recs, list(args.policies), k, texts)
             r["wall_s"] = wall
             calls = s["qa"]["calls"]
             r["s_per_call"] = (s["timing_s"]["qa"] / calls) if calls else None

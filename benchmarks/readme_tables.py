@@ -597,6 +597,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n\n".join(table(p.resolve()) for p in args.runs))
         return 0
     want = {README: readme_with_table(README.read_text()), DOC: results_doc()}
+    qa = ROOT / "benchmarks" / "results" / "qa_locomo_small_llm.json"
+    if qa.exists():
+        from qa_disagreements import DOC as DISAGREE, disagreements_doc
+
+        page = disagreements_doc(json.loads(qa.read_text()))
+        if page is not None:
+            want[DISAGREE] = page
     stale = [p for p, text in want.items() if not p.exists() or p.read_text() != text]
     if args.check:
         for p in stale:

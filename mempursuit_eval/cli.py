@@ -145,6 +145,11 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--qa-timeout", type=_number(float, 0, strict=True, hint="seconds per request"),
                    default=120.0, metavar="S", help="seconds per request (default 120)")
     g.add_argument("--qa-max-tokens", type=_number(int, 1), metavar="N")
+    g.add_argument("--no-judge", action="store_true",
+                   help="answers only: no judge calls (the official answer scores are the result)")
+    g.add_argument("--qa-reply-log", metavar="FILE.jsonl",
+                   help="JSON-lines reply log read at start and appended to as replies arrive "
+                        "(commit it to resume a run on another machine)")
     add_extra_arguments(p)
     p.set_defaults(func=run_eval)
     return p
@@ -176,7 +181,9 @@ def _config_from_args(args):
                      judge_model=args.judge_model, api_key_env=args.api_key_env,
                      qa_k=tuple(args.qa_k) if args.qa_k else None,
                      qa_concurrency=args.qa_concurrency, qa_retries=args.qa_retries,
-                     qa_timeout=args.qa_timeout, qa_max_tokens=args.qa_max_tokens),
+                     qa_timeout=args.qa_timeout, qa_max_tokens=args.qa_max_tokens,
+                     qa_judge=False if args.no_judge else None,
+                     qa_reply_log=args.qa_reply_log),
         **extra_config_fields(args),
     )
 

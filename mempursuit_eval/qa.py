@@ -15,10 +15,12 @@ when it is unset (local servers).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import random
 import re
+import socket
 import sqlite3
 import threading
 import time
@@ -36,6 +38,7 @@ __all__ = [
     "ChatClient",
     "ChatCache",
     "QAError",
+    "FAILURE_KINDS",
     "build_answer_prompt",
     "build_judge_prompt",
     "parse_answer",
@@ -137,8 +140,24 @@ DEFAULT_REFERENCE_DATE = "2023"
 MAX_MEMORIES = 200
 
 
+#: Why a request got no usable reply (:attr:`QAError.kind`): the endpoint is down (connection
+#: refused, unknown host), timed out, sent something that is not the chat-completion JSON, sent
+#: an empty answer, or answered with an HTTP error (4xx, or 429 / 5xx after the retries).
+FAILURE_KINDS = ("down", "timeout", "malformed", "empty", "http")
+
+
 class QAError(RuntimeError):
-    """The endpoint refused a request for good (bad request, auth) or retries ran out."""
+    """The endpoint refused a request for good (bad request, auth) or retries ran out.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`FAILURE_KINDS`.
+    """
+
+    def __init__(self, message: str, kind: str = "http"):
+        super().__init__(message)
+        self.kind = kind
 
 
 def _human_date(ts: str | None) -> str | None:
@@ -247,10 +266,25 @@ def parse_judgement(text: str) -> bool | None:
 
 
 class ChatCache:
-    """SQLite cache of chat completions: ``key -> reply text`` (thread-safe)."""
+    """SQLite cache of chat completions: ``key -> reply text`` (thread-safe), optionally backed
+    by a JSON-lines reply log that can be committed and carried to another machine.
 
-    def __init__(self, path: str | os.PathLike | None):
+    Parameters
+    ----------
+    path : path, optional
+        The SQLite file (in memory without it).
+    log : path, optional
+        A JSON-lines file of ``{"key", "model", "reply"}`` (``key`` as :meth:`ChatClient._key`
+        computes it). Read at start (its replies are served like cached ones; a line that does
+        not parse, e.g. one cut by a kill, is skipped and counted in :attr:`bad_log_lines`) and
+        appended to, flushed, as each reply is stored, so a stopped run keeps every reply.
+    """
+
+    def __init__(self, path: str | os.PathLike | None, *, log: str | os.PathLike | None = None):
         self.path = Path(path) if path is not None else None
+        self.log = Path(log) if log is not None else None
+        self.bad_log_lines = 0
+        self.loaded = 0
         self._lock = threading.Lock()
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -259,16 +293,76 @@ class ChatCache:
         with self._lock:
             self._db.execute("CREATE TABLE IF NOT EXISTS chat (key TEXT PRIMARY KEY, reply TEXT)")
             self._db.commit()
+        self._logged: set[str] = set()
+        self._needs_newline = False
+        if self.log is not None:
+            self._read_log()
+
+    def _read_log(self) -> None:
+        assert self.log is not None
+        if not self.log.is_file():
+            return
+        text = self.log.read_text(encoding="utf-8")
+        self._needs_newline = bool(text) and not text.endswith("\n")  # a line cut by a kill
+        rows = []
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                key, reply = row["key"], row["reply"]
+                if not isinstance(key, str) or not isinstance(reply, str):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError):
+                self.bad_log_lines += 1
+                continue
+            rows.append((key, reply))
+            self._logged.add(key)
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO chat VALUES (?, ?)", rows)
+            self._db.commit()
+        self.loaded = len(self._logged)
 
     def get(self, key: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT reply FROM chat WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def put(self, key: str, reply: str) -> None:
+    def put(self, key: str, reply: str, model: str | None = None) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO chat VALUES (?, ?)", (key, reply))
             self._db.commit()
+            if self.log is not None and key not in self._logged:
+                self.log.parent.mkdir(parents=True, exist_ok=True)
+                with self.log.open("a", encoding="utf-8") as f:
+                    if self._needs_newline:  # end the cut line first, or the reply is lost
+                        f.write("\n")
+                        self._needs_newline = False
+                    f.write(json.dumps({"key": key, "model": model, "reply": reply},
+                                       ensure_ascii=False) + "\n")
+                    f.flush()
+                self._logged.add(key)
+
+    def import_sqlite(self, source: str | os.PathLike, model: str | None = None) -> int:
+        """Copy the replies of another cache's SQLite file (table ``chat(key, reply)``, opened
+        read-only) that this cache lacks; returns how many were added. ``model`` is written
+        on the log lines (the key already depends on the model)."""
+        src = Path(source)
+        if not src.is_file():
+            raise FileNotFoundError(f"no SQLite reply cache at {src}")
+        con = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+        try:
+            rows = con.execute("SELECT key, reply FROM chat").fetchall()
+        finally:
+            con.close()
+        added = 0
+        for key, reply in rows:
+            if not (isinstance(key, str) and isinstance(reply, str) and reply.strip()):
+                continue
+            if self.get(key) is None or (self.log is not None and key not in self._logged):
+                self.put(key, reply, model)
+                added += 1
+        return added
 
     def close(self) -> None:
         with self._lock:
@@ -295,12 +389,17 @@ class ChatClient:
         Threads used by :meth:`map`.
     temperature : float
     max_tokens : int, optional
+    backoff : float
+        Seconds before the first retry (doubling, with jitter, at most 30).
+    down_after : int
+        After this many requests in a row found the endpoint down (after their retries), the
+        rest fail at once as ``down`` instead of waiting through their retries.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key_env: str = "OPENAI_API_KEY",
                  cache: ChatCache | None = None, max_retries: int = 5, timeout: float = 120.0,
                  concurrency: int = 8, temperature: float = 0.0, max_tokens: int | None = None,
-                 backoff: float = 1.0):
+                 backoff: float = 1.0, down_after: int = 3):
         if not base_url:
             raise ValueError("an answerer URL is needed (--answerer-url)")
         if not model:
@@ -320,6 +419,10 @@ class ChatClient:
         self.cache_hits = 0
         self.prompt_tokens = 0  # as the server reports them (``usage``), uncached calls only
         self.completion_tokens = 0
+        self.down_after = int(down_after)
+        self.failures: dict[str, int] = {}
+        self.last_errors: dict[str, str] = {}
+        self._down_streak = 0
         self._lock = threading.Lock()
 
     def _key(self, messages: list[dict]) -> str:
@@ -329,6 +432,9 @@ class ChatClient:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def _post(self, messages: list[dict]) -> str:
+        if self._down_streak >= self.down_after:
+            raise QAError(f"{self.url}: not tried, the endpoint was down for the last "
+                          f"{self._down_streak} requests", "down")
         body: dict[str, Any] = {"model": self.model, "messages": messages,
                                 "temperature": self.temperature}
         if self.max_tokens:
@@ -337,35 +443,61 @@ class ChatClient:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        last: Exception | None = None
+        last: QAError | None = None
         for attempt in range(self.max_retries + 1):
             if attempt:
                 time.sleep(min(30.0, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random() / 2))
             req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    payload = json.loads(resp.read().decode("utf-8"))
-                usage = payload.get("usage") if isinstance(payload, dict) else None
-                with self._lock:
-                    self.calls += 1
-                    if isinstance(usage, dict):
-                        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-                        self.completion_tokens += int(usage.get("completion_tokens") or 0)
-                try:
-                    content = payload["choices"][0]["message"]["content"]
-                except (KeyError, IndexError, TypeError) as exc:
-                    raise QAError(f"unexpected reply from {self.url}: {str(payload)[:300]}") from exc
-                return content or ""
+                    raw = resp.read().decode("utf-8", "replace")
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", "replace")[:300]
+                err = QAError(f"HTTP {exc.code} from {self.url}: {detail}", "http")
                 if exc.code == 429 or exc.code >= 500:
-                    last = QAError(f"HTTP {exc.code} from {self.url}: {detail}")
+                    last = err
                     continue
-                raise QAError(f"HTTP {exc.code} from {self.url}: {detail}") from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as exc:
-                last = exc
+                raise err from None
+            except http.client.HTTPException as exc:  # not HTTP at all (bad status line, cut)
+                last = QAError(f"{self.url}: reply is not HTTP ({exc!r})", "malformed")
                 continue
-        raise QAError(f"{self.url}: giving up after {self.max_retries + 1} attempts: {last}")
+            except (TimeoutError, socket.timeout) as exc:
+                last = QAError(f"{self.url}: no reply in {self.timeout:g} s ({exc})", "timeout")
+                continue
+            except (urllib.error.URLError, ConnectionError, OSError) as exc:
+                reason = getattr(exc, "reason", exc)
+                if isinstance(reason, (TimeoutError, socket.timeout)):
+                    last = QAError(f"{self.url}: no reply in {self.timeout:g} s", "timeout")
+                else:
+                    last = QAError(f"{self.url}: cannot connect ({reason})", "down")
+                continue
+            with self._lock:
+                self._down_streak = 0
+            try:
+                payload = json.loads(raw)
+            except json.JSONDecodeError:
+                last = QAError(f"{self.url}: reply is not JSON: {raw[:200]!r}", "malformed")
+                continue
+            usage = payload.get("usage") if isinstance(payload, dict) else None
+            with self._lock:
+                self.calls += 1
+                if isinstance(usage, dict):
+                    self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+                    self.completion_tokens += int(usage.get("completion_tokens") or 0)
+            try:
+                content = payload["choices"][0]["message"]["content"]
+            except (KeyError, IndexError, TypeError):
+                raise QAError(f"unexpected reply from {self.url}: {str(payload)[:300]}",
+                              "malformed") from None
+            if not isinstance(content, str) or not content.strip():
+                raise QAError(f"{self.url}: empty answer", "empty")
+            return content
+        assert last is not None
+        if last.kind == "down":
+            with self._lock:
+                self._down_streak += 1
+        raise QAError(f"{self.url}: giving up after {self.max_retries + 1} attempts: {last}",
+                      last.kind)
 
     def chat(self, prompt: str, *, system: str | None = None) -> str:
         """One completion for a user ``prompt`` (empty system prompt unless given), cached."""
@@ -378,20 +510,32 @@ class ChatClient:
                 self.cache_hits += 1
             return hit
         reply = self._post(messages)
-        self.cache.put(key, reply)
+        self.cache.put(key, reply, self.model)
         return reply
 
-    def map(self, prompts: Sequence[str], *, progress: Callable[[int], None] | None = None
-            ) -> list[str]:
+    def map(self, prompts: Sequence[str], *, progress: Callable[[int], None] | None = None,
+            tolerate: bool = False) -> list[str | None]:
         """:meth:`chat` for many prompts with at most ``concurrency`` requests in flight;
-        identical prompts are sent once. Results in input order."""
+        identical prompts are sent once. Results in input order.
+
+        With ``tolerate=True`` a prompt whose request fails (:class:`QAError`) gets ``None``
+        and its kind is counted in :attr:`failures` (nothing is cached for it, so a rerun tries
+        it again); otherwise the first failure is raised."""
         unique = list(dict.fromkeys(prompts))
-        results: dict[str, str] = {}
+        results: dict[str, str | None] = {}
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
         try:
             futures = {pool.submit(self.chat, p): p for p in unique}
             for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
+                try:
+                    results[futures[fut]] = fut.result()
+                except QAError as exc:
+                    if not tolerate:
+                        raise
+                    results[futures[fut]] = None
+                    with self._lock:
+                        self.failures[exc.kind] = self.failures.get(exc.kind, 0) + 1
+                        self.last_errors.setdefault(exc.kind, str(exc)[:300])
                 if progress is not None:
                     progress(1)
         finally:

@@ -152,6 +152,7 @@ def markdown_report(summary: dict) -> str:
                 lines.append(f"| {policy} | {k} | " + " | ".join(_fmt(o.get(m)) for m in (
                     "session_recall_any", "complete_coverage", "session_ndcg_any",
                     "turn_recall_any", "turn_coverage", "turn_ndcg_any")) + " |")
+    lines += _official_lines(s.get("official") or {})
     cats = s.get("categories") or []
     if cats:
         lines += ["", "## Session coverage % by category", ""]
@@ -172,6 +173,45 @@ def markdown_report(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _official_lines(off: dict) -> list[str]:
+    """The benchmarks' own scorers (``summary["official"]``), labelled as theirs."""
+    lines: list[str] = []
+    lme = off.get("longmemeval")
+    if lme:
+        a = lme["anchor"]
+        lines += ["", "## Official LongMemEval retrieval metrics (fractions)", "",
+                  f"- scorer: {lme['source']}; index: {lme['index']}; ranking: {lme['ranking']}",
+                  f"- {lme['n']} questions averaged; left out as the official script does: "
+                  f"{lme['left_out']['abstention']} abstention, {lme['left_out']['no_target']} "
+                  "without a has_answer user turn",
+                  f"- anchor: {a['metric']} = {a['value']} ({a['source']})",
+                  "- differs from our complete coverage: the session level counts only "
+                  "has_answer user turns and looks at as many turns as it takes to see k distinct "
+                  "sessions (docs/harness.md#official-scorers)", "",
+                  "| policy | K | session recall_any | session recall_all | session ndcg_any "
+                  "| turn recall_any | turn recall_all | turn ndcg_any |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for policy, by_k in lme["results"].items():
+            for k, o in by_k.items():
+                lines.append(f"| {policy} | {k} | " + " | ".join(_fmt(o.get(m), 3) for m in (
+                    "session_recall_any", "session_recall_all", "session_ndcg_any",
+                    "turn_recall_any", "turn_recall_all", "turn_ndcg_any")) + " |")
+    loc = off.get("locomo_qa")
+    if loc:
+        lines += ["", "## Official LoCoMo QA scores (%)", "",
+                  f"- F1: {loc['metrics']['f1']} ({loc['source']}); BLEU-1 and EM: as Mem0 / "
+                  "A-Mem report them; a failed answer (no reply) scores 0", "",
+                  "| policy | K | scope | n | F1 | BLEU-1 | EM | failed |",
+                  "|---|---:|---|---:|---:|---:|---:|---:|"]
+        for policy, by_k in loc["results"].items():
+            for k, e in by_k.items():
+                for scope, o in [("all", e["overall"])] + sorted(e["by_category"].items()):
+                    lines.append(f"| {policy} | {k} | {scope} | {o.get('n', 0)} | "
+                                 f"{_fmt(o.get('f1'))} | {_fmt(o.get('bleu1'))} | "
+                                 f"{_fmt(o.get('exact'))} | {o.get('failed', 0)} |")
+    return lines
+
+
 def _qa_lines(s: dict) -> list[str]:
     """The QA setup, what it cost, the verdicts that could not be read, and accuracy with its
     paired statistics (McNemar) beside session coverage and its own."""
@@ -179,9 +219,21 @@ def _qa_lines(s: dict) -> list[str]:
     v = q.get("verdicts") or {}
     tokens = (f"; tokens in / out {q['prompt_tokens']:,} / {q['completion_tokens']:,}"
               if q.get("prompt_tokens") else "")
+    fails = q.get("failures") or {}
+    fail_text = "; ".join(f"{who}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items()))
+                          for who, c in fails.items() if c) or "none"
+    judge = (f"judge `{q.get('judge_model')}` ({q.get('judge_url')})"
+             if q.get("judged_by_llm", True) else "no LLM judge (--no-judge: the official answer "
+             "scores below are the result)")
+    log = q.get("reply_log")
     lines = [
-        f"- answerer `{q.get('model')}`, judge `{q.get('judge_model')}` ({q.get('judge_url')}); "
-        f"prompts: {q.get('prompts')}",
+        f"- answerer `{q.get('model')}`, {judge}; prompts: {q.get('prompts')}",
+        f"- requests without a usable reply (down / timeout / malformed / empty / http): "
+        f"{fail_text}; failed answers {q.get('failed_answers', 0)}, failed verdicts "
+        f"{q.get('failed_judgements', 0)} (scored wrong, F1 0; not cached, a rerun asks again)",
+        *([f"- reply log `{log['path']}`: {log['read']} replies read at start"
+           + (f", {log['bad_lines']} unreadable line(s) skipped" if log["bad_lines"] else "")]
+          if log else []),
         f"- calls: {q.get('calls', 0)} sent, {q.get('cache_hits', 0)} from the cache{tokens}",
         f"- unparsed verdicts: {q.get('unparsed_judgements', 0)} of {q.get('judged', '?')} "
         f"(no single CORRECT / WRONG label: {v.get('ambiguous', 0)} with both, "

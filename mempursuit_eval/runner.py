@@ -63,6 +63,11 @@ class QAConfig:
         The K values answered (each one of the run's ``k``); default all of them.
     concurrency, retries, timeout, max_tokens
         Requests in flight, retries per request, seconds per request, cap on each reply.
+    judge : bool
+        False: answers only (no judge calls; the deterministic answer scores are the result).
+    reply_log : str, optional
+        A JSON-lines reply log (:class:`mempursuit_eval.qa.ChatCache`) read at start and
+        appended to as replies arrive, e.g. a committed file that lets a run resume elsewhere.
     """
 
     answerer_url: str
@@ -75,6 +80,8 @@ class QAConfig:
     retries: int = 5
     timeout: float = 120.0
     max_tokens: int | None = None
+    judge: bool = True
+    reply_log: str | None = None
 
     def validate(self, ks: tuple[int, ...]) -> None:
         if not self.answerer_url or not str(self.answerer_url).strip():
@@ -94,7 +101,8 @@ class QAConfig:
 QA_KEYWORDS = {"answerer_url": "answerer_url", "model": "model", "judge_url": "judge_url",
                "judge_model": "judge_model", "api_key_env": "api_key_env", "qa_k": "k",
                "qa_concurrency": "concurrency", "qa_retries": "retries",
-               "qa_timeout": "timeout", "qa_max_tokens": "max_tokens"}
+               "qa_timeout": "timeout", "qa_max_tokens": "max_tokens", "qa_judge": "judge",
+               "qa_reply_log": "reply_log"}
 
 
 def qa_config(**flat: Any) -> QAConfig | None:

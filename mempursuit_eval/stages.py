@@ -483,11 +483,35 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
             )
             m["size"] = len(o)
             rec["metrics"][name][str(k)] = m
+    lme = q.meta.get("lme_corpus") if isinstance(q.meta, dict) else None
+    if lme:
+        rec["official"] = _lme_official(lme, p.uids, chosen, i, ks)
     # Orders per K only when a selector is not nested (its K-selections are not prefixes).
     for name, per_k in chosen.orders.items():
         if not all(np.array_equal(per_k[k][i], per_k[kmax][i][: len(per_k[k][i])]) for k in ks):
             rec["selections"][name]["orders_by_k"] = {str(k): per_k[k][i].tolist() for k in ks}
     return rec
+
+
+def _lme_official(corpus: Sequence[tuple[str, str]], pool: Sequence[str], chosen: Selections,
+                  i: int, ks: Sequence[int]) -> dict:
+    """LongMemEval's official metrics (:func:`mempursuit_eval.official.lme_metrics`) of every
+    policy at every K. A policy's ranking is its K-selection followed by the rest of the pool in
+    native order (what the turn-to-session rule extends into); the ranking ends with the pool."""
+    from .official import lme_metrics
+
+    ids = dict(corpus)
+    cids = [c for _, c in corpus]
+    out: dict[str, dict] = {}
+    for name, per_k in chosen.orders.items():
+        out[name] = {}
+        for k in ks:
+            head = [int(j) for j in per_k[k][i]]
+            taken = set(head)
+            rest = [j for j in range(len(pool)) if j not in taken]
+            ranked = [ids[pool[j]] for j in head + rest if pool[j] in ids]
+            out[name][str(k)] = lme_metrics(ranked, cids, k)
+    return out
 
 
 def measure_latency(selectors: Mapping[str, Any], pools: Sequence[Pool],
@@ -550,7 +574,7 @@ def signal_source(cfg) -> str:
 def _metric_value(r: dict, policy: str, k: int, metric: str) -> float | None:
     if metric == "qa_accuracy":
         qa = r.get("qa", {}).get(policy, {}).get(str(k))
-        return None if qa is None else float(bool(qa.get("correct")))
+        return None if qa is None or qa.get("correct") is None else float(bool(qa["correct"]))
     m = r["metrics"].get(policy, {}).get(str(k))
     return None if m is None else m.get(metric)
 
@@ -571,8 +595,8 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
         for r in subset:
             row = dict(r["metrics"].get(policy, {}).get(str(k), {}))
             qa = r.get("qa", {}).get(policy, {}).get(str(k))
-            if qa is not None:
-                row["qa_accuracy"] = float(bool(qa.get("correct")))
+            if qa is not None and qa.get("correct") is not None:
+                row["qa_accuracy"] = float(bool(qa["correct"]))
             if row:
                 out.append(row)
         return out
@@ -623,6 +647,7 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
                 else:
                     entry["by_category"][scope] = stats
             paired[policy][str(k)] = entry
+    official = _official_summary(data, records, cfg.policies, cfg.k)
     return {
         "dataset": ds.name,
         "source": ds.source,
@@ -651,7 +676,77 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
         "qa": qa_info,
         "left_out": dict(data.left_out),
         "unscored_ids": [r["qid"] for r in records if not r["metrics"]],
+        **({"official": official} if official else {}),
     }
+
+
+def _official_summary(data: Data, records: list[dict], policies: Sequence[str],
+                      ks: Sequence[int]) -> dict:
+    """``summary["official"]["longmemeval"]``: the official metrics averaged (fractions, as
+    LongMemEval reports them) over the questions its script keeps: abstention questions and
+    questions without a ``has_answer`` user turn are left out and counted."""
+    from .official import LME_ANCHOR, LME_SOURCE
+
+    out: dict[str, Any] = {}
+    if any(r.get("qa") for r in records) and data.dataset.name.startswith("locomo"):
+        out["locomo_qa"] = _locomo_official(records, policies, ks)
+    with_lme = [r for r in records if "official" in r]
+    if not with_lme:
+        return out
+    by_id = {q.qid: q for q in data.questions}
+    abstention = [r["qid"] for r in with_lme if "_abs" in r["qid"]]
+    no_target = [r["qid"] for r in with_lme if "_abs" not in r["qid"]
+                 and not by_id[r["qid"]].meta.get("lme_has_target")]
+    kept = [r for r in with_lme if r["qid"] not in set(abstention) | set(no_target)]
+    results: dict[str, dict] = {}
+    for policy in policies:
+        results[policy] = {}
+        for k in ks:
+            rows = [r["official"][policy][str(k)] for r in kept]
+            results[policy][str(k)] = ({m: float(np.mean([row[m] for row in rows]))
+                                        for m in rows[0]} if rows else {})
+    out["longmemeval"] = {
+        "source": LME_SOURCE, "index": "user turns only (--units user-turns)",
+        "ranking": "the policy's K-selection, then the rest of the pool in native order; the "
+                   "ranking ends with the pool (the official one ranks the whole haystack)",
+        "n": len(kept), "left_out": {"abstention": len(abstention), "no_target": len(no_target)},
+        "anchor": dict(LME_ANCHOR), "results": results}
+    return out
+
+
+def _locomo_official(records: list[dict], policies: Sequence[str], ks: Sequence[int]) -> dict:
+    """``summary["official"]["locomo_qa"]``: LoCoMo's official answer score (``f1``) with BLEU-1
+    and lower-case exact match (Mem0 / A-Mem), in percent, overall and by category, over the
+    questions with a QA record; an answer that failed (no reply) scores 0 and is counted."""
+    from .official import LOCOMO_SOURCE, locomo_answer_scores
+
+    def mean(rows: list[dict]) -> dict:
+        if not rows:
+            return {"n": 0}
+        return {**{m: 100.0 * float(np.mean([r[m] for r in rows])) for m in ("f1", "bleu1", "exact")},
+                "n": len(rows), "failed": sum(r["failed"] for r in rows)}
+
+    results: dict[str, dict] = {}
+    for policy in policies:
+        results[policy] = {}
+        for k in ks:
+            rows, by_cat = [], {}
+            for r in records:
+                qa = (r.get("qa") or {}).get(policy, {}).get(str(k))
+                if qa is None:
+                    continue
+                row = {**locomo_answer_scores(qa.get("answer"), r["answer"], r["category"]),
+                       "failed": qa.get("answer") is None}
+                rows.append(row)
+                by_cat.setdefault(r["category"], []).append(row)
+            results[policy][str(k)] = {"overall": mean(rows),
+                                       "by_category": {c: mean(v) for c, v in by_cat.items()}}
+    return {"source": LOCOMO_SOURCE,
+            "metrics": {"f1": "official LoCoMo answer score (Porter-stemmed token F1; "
+                              "multi-answer F1 for multi-hop; 'not mentioned' for adversarial)",
+                        "bleu1": "BLEU-1 as Mem0 / A-Mem report it",
+                        "exact": "lower-case exact match as Mem0 / A-Mem report it"},
+            "results": results}
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,8 +24,9 @@ __all__ = ["DatasetSpec", "DATASETS", "UNIT_KINDS", "DEFAULT_EXCLUDED", "resolve
 
 #: Every unit kind a loader builds (``--units``): ``turns`` (one per turn / message),
 #: ``observations`` and ``summaries`` (LoCoMo's extracted facts / session summaries),
-#: ``sessions`` (one per whole session).
-UNIT_KINDS = ("turns", "observations", "summaries", "sessions")
+#: ``sessions`` (one per whole session), ``user-turns`` (LongMemEval's official retrieval index:
+#: the user turns only).
+UNIT_KINDS = ("turns", "observations", "summaries", "sessions", "user-turns")
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ def _longmemeval(name: str, description: str, local: str, official: str) -> Data
     """A LongMemEval file: the same loader, exclusions and home, its own file names."""
     return DatasetSpec(
         name, "mempursuit_eval.datasets.longmemeval:load_longmemeval", description,
+        units=("turns", "sessions", "user-turns"),
         default_excluded=frozenset({"abstention"}), relative=f"longmemeval/{local}",
         urls={official: f"{_LME_HOME}/resolve/main/{official}"}, home=_LME_HOME)
 
@@ -99,7 +101,8 @@ def _longmemeval(name: str, description: str, local: str, official: str) -> Data
 DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
     DatasetSpec(
         "locomo", "mempursuit_eval.datasets.locomo:load_locomo",
-        "LoCoMo, 10 long conversations", units=UNIT_KINDS,
+        "LoCoMo, 10 long conversations",
+        units=("turns", "observations", "summaries", "sessions"),
         default_excluded=frozenset({"adversarial"}),
         category_numbers=LOCOMO_CATEGORIES,
         relative="locomo/locomo10.json",

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..base import MemoryUnit
+from ..official import lme_corpus_id
 from .base import Dataset, DatasetFormatError, Question
 from .catalog import DATASETS
 from .checks import FIX, bad, check_units, need_field, need_type, read_json
@@ -41,8 +42,15 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
     Questions whose id ends in ``_abs`` get category ``abstention`` (their type is in
     ``meta["question_type"]``); the evidence of those is not an answer, so they are left out
     by default.
+
+    ``units="user-turns"`` builds LongMemEval's official retrieval index: the user turns only
+    (gold turns: the user turns with ``has_answer``). Each question's ``meta["lme_corpus"]``
+    then lists ``(uid, official corpus id)`` of its haystack in order and
+    ``meta["lme_has_target"]`` says whether a user turn has the answer, for the official
+    metrics (:mod:`mempursuit_eval.official`).
     """
     check_units(units, DATASETS["longmemeval"].units, "LongMemEval")
+    official = units == "user-turns"
     path = Path(path)
     raw = read_json(path)
     if isinstance(raw, dict):
@@ -92,6 +100,7 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
                                              or [])]
         answer_sids = set(answer_list)
         gold_turns: list[str] = []
+        corpus: list[tuple[str, str]] = []
         for pos, (sid, date, turns) in enumerate(zip(sids, dates, sessions)):
             swhere = f"{where}: haystack_sessions[{pos}]"
             need_type(turns, list, swhere, "a list of turns")
@@ -108,9 +117,14 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
                 text = f"{turn.get('role', '')}: {turn.get('content', '')}"
                 texts.append(text)
                 tids.append(tid)
+                is_user = turn.get("role") == "user"
+                if official and not is_user:
+                    continue
                 if turn.get("has_answer") and sid in answer_sids:
                     gold_turns.append(tid)
-                if units == "turns":
+                if official:
+                    corpus.append((tid, lme_corpus_id(sid, t_index, bool(turn.get("has_answer")))))
+                if units in ("turns", "user-turns"):
                     unit_list.append(MemoryUnit(uid=tid, text=text, group=group, session_id=sid,
                                                 source_ids=(tid,), timestamp=ts,
                                                 speaker=turn.get("role")))
@@ -131,7 +145,10 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
             gold_turns=tuple(gold_turns), answer=str(rec.get("answer", "")),
             date=_lme_time(rec.get("question_date")),
             unresolved_evidence=tuple(s for s in answer_sids if s not in present),
-            meta={"question_type": rec.get("question_type"), "abstention": abstention},
+            meta={"question_type": rec.get("question_type"), "abstention": abstention,
+                  **({"lme_corpus": corpus,
+                      "lme_has_target": any("answer" in c for _, c in corpus)}
+                     if official else {})},
         ))
     if missing_gold:
         notes.append(f"LongMemEval: {missing_gold} answer session id(s) are not in their haystack")
