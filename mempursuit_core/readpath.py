@@ -11,7 +11,13 @@ The evaluation harness calls the same pool-building function an adapter's users 
 framework row measures what ships. Signals are what the framework's store really keeps (keys
 read by the built-in policies: ``texts``, ``query_text``, ``timestamps``, ``session_ids``,
 ``speakers``, ``positions``, ``lexical``, ``sparse`` / ``query_sparse``); a missing one is left
-out, never made up (``docs/adapters/README.md`` lists them per framework). Third-party adapters use these two pieces the same way::
+out, never made up (``docs/adapters/README.md`` lists them per framework). An async read uses
+:func:`aread_or_native`, whose fallback awaits the framework's own async call. The pieces the
+adapters share live here too: :class:`EmbeddedVectors` (the stored vector, else the text
+embedded once and cached) and one registry of stored-vector readers
+(:func:`register_vector_reader`, looked up by the store object's class and its bases).
+Adapters import all of it from :mod:`mempursuit_core.adapter`. Third-party adapters use these
+two pieces the same way::
 
     def search(query, k):
         def ours():

@@ -41,10 +41,8 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mempursuit_core.options import ReadOptions
-from mempursuit_core.readpath import (CandidatePool, EmbeddedVectors, aread_or_native,
-                                      read_or_native)
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (CandidatePool, EmbeddedVectors, ReadOptions, aread_or_native,
+                                    pool_signals, read_or_native)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 

@@ -14,7 +14,7 @@ several); the adapter keeps, per item, the field vector closest to the query, th
 store's max-pooled score came from. Readers are looked up through the store's class and its
 base classes, so a subclass of a supported store works; :func:`register_vector_reader` adds a
 reader (sync, async, or both) for another store, in the core's one registry of readers
-(:func:`mempursuit_core.readpath.register_vector_reader`). Nothing here imports LangGraph.
+(:func:`mempursuit_core.adapter.register_vector_reader`). Nothing here imports LangGraph.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core import readpath
+from mempursuit_core import adapter as core
 
 __all__ = [
     "VectorAccessError",
@@ -82,17 +82,17 @@ def register_vector_reader(class_path: str, read: Reader | None = None, *,
     """
     if read is None and aread is None:
         raise ValueError("register_vector_reader needs read=, aread= or both")
-    readpath.register_vector_reader(class_path, VectorReader(read, aread), framework="langgraph")
+    core.register_vector_reader(class_path, VectorReader(read, aread), framework="langgraph")
 
 
 def supported_stores() -> list[str]:
     """Class paths of the stores whose stored vectors can be read."""
-    return readpath.supported_stores("langgraph")
+    return core.supported_stores("langgraph")
 
 
 def reader_for(store: Any) -> VectorReader | None:
     """The reader registered for ``store``'s class or a base class, or None."""
-    return readpath.vector_reader_for(store, "langgraph")
+    return core.vector_reader_for(store, "langgraph")
 
 
 # ----------------------------------------------------------------------------- InMemoryStore

@@ -47,9 +47,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.options import ReadOptions
-from mempursuit_core.readpath import CandidatePool, aread_or_native, read_or_native
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
+                                    read_or_native)
 
 from .readers import VectorAccessError, reader_for
 

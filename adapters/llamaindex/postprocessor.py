@@ -38,10 +38,8 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from mempursuit_core.options import ReadOptions
-from mempursuit_core.readpath import (CandidatePool, EmbeddedVectors, aread_or_native,
-                                      read_or_native)
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (CandidatePool, EmbeddedVectors, ReadOptions, aread_or_native,
+                                    pool_signals, read_or_native)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
 
