@@ -139,3 +139,42 @@ def test_the_example_runs_as_written():
     alone, rest = stdout.split("compressor:")
     compressor, retriever = rest.split("retriever:")
     assert CAT not in alone and CAT in compressor and CAT in retriever
+
+
+class LoopWatchingStore(InMemoryVectorStore):
+    """InMemoryVectorStore that records a sync search made on a running event loop's thread
+    (a blocked loop: every other task waits for it)."""
+
+    blocking_calls = 0
+
+    def similarity_search(self, query, k=4, **kwargs):
+        try:
+            asyncio.get_running_loop()
+            self.blocking_calls += 1
+        except RuntimeError:
+            pass
+        return super().similarity_search(query, k, **kwargs)
+
+
+class FailingPolicy:
+    def select(self, *args, **kwargs):
+        raise RuntimeError("policy failed")
+
+
+def test_async_fallback_uses_the_stores_async_search(embeddings, caplog):
+    """The retriever's async read falls back through the store's async search, never the sync
+    one on the event loop's thread."""
+    vs = LoopWatchingStore(embeddings)
+    vs.add_documents([Document(page_content=f) for f in FACTS])
+    native = _texts(asyncio.run(vs.as_retriever(search_kwargs={"k": 2}).ainvoke(QUESTION)))
+    retriever = MemPursuitRetriever(vectorstore=vs, k=2, policy=FailingPolicy())
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        got = _texts(asyncio.run(retriever.ainvoke(QUESTION)))
+    assert got == native
+    assert any("policy failed" in r.getMessage() for r in caplog.records)
+    assert vs.blocking_calls == 0
+    with pytest.raises(RuntimeError, match="policy failed"):
+        asyncio.run(MemPursuitRetriever(vectorstore=vs, k=2, policy=FailingPolicy(),
+                                        strict=True).ainvoke(QUESTION))
+    assert vs.blocking_calls == 0
+    assert _texts(retriever.invoke(QUESTION)) == native  # the sync read: sync search, no loop

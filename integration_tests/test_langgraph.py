@@ -23,7 +23,7 @@ from langgraph.store.memory import InMemoryStore  # noqa: E402
 from pg_fixture import postgres_server  # noqa: E402
 
 import mempursuit_langgraph  # noqa: E402
-from mempursuit_core import Selector  # noqa: E402
+from mempursuit_core import Selector, readpath  # noqa: E402
 from mempursuit_core.embed import get_embedder  # noqa: E402
 from mempursuit_langgraph import MemPursuitStore, register_vector_reader  # noqa: E402
 from mempursuit_langgraph import readers as lg_readers  # noqa: E402
@@ -331,7 +331,7 @@ def test_store_without_a_reader(embed, caplog):
         # QueryCapture on the embeddings this store hands out, and the adapter reuses it
         assert embed.texts[before:] == [q]
     finally:
-        lg_readers._READERS.pop(path)
+        readpath._VECTOR_READERS.pop(path)
 
 
 def test_async_postgres_store(pg_uri, embed, workdir):
@@ -431,3 +431,25 @@ def test_example_runs(tmp_path):
     native, ours = res.stdout.split("MemPursuitStore's 3")
     assert "shift" not in native and "shift" in ours  # the complement, instead of a paraphrase
     assert sum(f"job-{i}" in ours for i in (1, 2, 3)) == 1
+
+
+def test_eval_backend_takes_dataset_signals(embed, tmp_path):
+    """``mempursuit eval --framework langgraph --dataset-signals``: the store takes the option
+    (it used to fail on a ``--backend-opt`` never passed) and puts the benchmark's own session
+    ids and speakers over what the adapter reads."""
+    from mempursuit_eval.datasets import load_locomo
+    from mempursuit_eval.runner import build_backend
+    from dialogue_fixture import fixture_path
+
+    ds = load_locomo(fixture_path())
+    backend = build_backend("langgraph", options={"store": "memory", "dataset_signals": True})
+    try:
+        backend.build(ds.units, embedder=embed.model, workdir=tmp_path)
+        q = ds.questions[0]
+        pool = backend.pool(q.group, q.text, 200)
+        units = {u.uid: u for u in ds.units}
+        assert len(pool.uids) == sum(u.group == q.group for u in ds.units)
+        assert list(pool.signals["session_ids"]) == [units[u].session_id for u in pool.uids]
+        assert list(pool.signals["speakers"]) == [units[u].speaker for u in pool.uids]
+    finally:
+        backend.close()

@@ -278,3 +278,26 @@ def test_the_example_runs_as_written():
     stdout = run_example("llamaindex_quickstart.py")
     alone, ours = stdout.split("with MemPursuit:")
     assert CAT not in alone and CAT in ours and any(p in ours for p in PARAPHRASES)
+
+
+def test_eval_backend_takes_dataset_signals(tmp_path):
+    """``mempursuit eval --framework llamaindex --dataset-signals``: the store takes the option
+    (it used to fail on a ``--backend-opt`` never passed) and puts the benchmark's own session
+    ids and speakers over the block's."""
+    from mempursuit_core.embed import get_embedder
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+
+    backend = build_backend("llamaindex", options={"dataset_signals": True})
+    try:
+        embedder = get_embedder("minilm", threads=1)
+        units = [MemoryUnit(uid=f"alice/{i}", text=f, group="alice", session_id=f"S{i % 2}",
+                            speaker=("Alice", "Bob")[i % 2]) for i, f in enumerate(FACTS)]
+        backend.build(units, embedder=embedder, workdir=tmp_path)
+        pool = backend.pool("alice", QUESTION, 200)
+        by_uid = {u.uid: u for u in units}
+        assert sorted(pool.uids) == sorted(by_uid)
+        assert list(pool.signals["session_ids"]) == [by_uid[u].session_id for u in pool.uids]
+        assert list(pool.signals["speakers"]) == [by_uid[u].speaker for u in pool.uids]
+    finally:
+        backend.close()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .builtins import DEFAULT_POLICY
+from .selectors import NativeSelector
 from .validation import check_int
 
 __all__ = ["DEFAULT_POOL", "ReadOptions", "LegacyOptionNames"]
@@ -100,6 +101,15 @@ class ReadOptions:
                           "name goes in the next release", DeprecationWarning, stacklevel=4)
             given[new] = convert(value) if value is not None else None
         return given, extra
+
+    @property
+    def is_native(self) -> bool:
+        """Whether the policy is the framework's own order: the name ``"native"`` or the
+        registered :class:`~mempursuit_core.selectors.NativeSelector` itself (not a subclass,
+        which may change the order). An adapter then passes the read through untouched."""
+        if isinstance(self.policy, str):
+            return self.policy == "native"
+        return type(self.policy) is NativeSelector
 
     def selector(self):
         """The selector these options name (built now, so a bad name fails at set-up)."""

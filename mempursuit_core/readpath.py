@@ -11,7 +11,13 @@ The evaluation harness calls the same pool-building function an adapter's users 
 framework row measures what ships. Signals are what the framework's store really keeps (keys
 read by the built-in policies: ``texts``, ``query_text``, ``timestamps``, ``session_ids``,
 ``speakers``, ``positions``, ``lexical``, ``sparse`` / ``query_sparse``); a missing one is left
-out, never made up (``docs/adapters/README.md`` lists them per framework). Third-party adapters use these two pieces the same way::
+out, never made up (``docs/adapters/README.md`` lists them per framework). An async read uses
+:func:`aread_or_native`, whose fallback awaits the framework's own async call. The pieces the
+adapters share live here too: :class:`EmbeddedVectors` (the stored vector, else the text
+embedded once and cached) and one registry of stored-vector readers
+(:func:`register_vector_reader`, looked up by the store object's class and its bases).
+Adapters import all of it from :mod:`mempursuit_core.adapter`. Third-party adapters use these
+two pieces the same way::
 
     def search(query, k):
         def ours():
@@ -25,16 +31,19 @@ out, never made up (``docs/adapters/README.md`` lists them per framework). Third
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import inspect
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Generic, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from .signals import PoolSignals
 from .validation import checked_order
 
-__all__ = ["CandidatePool", "PoolSelection", "read_or_native"]
+__all__ = ["CandidatePool", "EmbeddedVectors", "PoolSelection", "aread_or_native", "read_or_native",
+           "register_vector_reader", "supported_stores", "vector_reader_for"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -187,15 +196,127 @@ def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bo
     try:
         return ours()
     except Exception as exc:  # the adapter must never cost the user the native result
-        reason = f"{type(exc).__name__}: {exc}"
-        if strict:
-            if strict_error is None:
-                raise
-            raise strict_error(f"{reason} (strict=True; strict=False returns {framework}'s own "
-                               "result with a warning)") from exc
-        (log or logger).warning("mempursuit could not reorder this %s read (%s); returning %s's "
-                                "own result (strict=True raises instead)", framework, reason,
-                                framework)
-        if on_fallback is not None:
-            on_fallback(reason)
+        if _failed(exc, strict, framework, log, on_fallback, strict_error):
+            raise
         return native()
+
+
+async def aread_or_native(ours: Callable[[], Awaitable[R]],
+                          native: Callable[[], "Awaitable[R] | R"], *, strict: bool,
+                          framework: str, log: logging.Logger | None = None,
+                          on_fallback: Callable[[str], None] | None = None,
+                          strict_error: Callable[[str], Exception] | None = None) -> R:
+    """:func:`read_or_native` for an async read: ``await ours()``; on any exception, the
+    framework's own result ``native()`` (awaited when it returns an awaitable: use the
+    framework's async call, so that the fallback never blocks the event loop) and one warning.
+
+    Parameters and errors as for :func:`read_or_native`.
+    """
+    try:
+        return await ours()
+    except Exception as exc:  # the adapter must never cost the user the native result
+        if _failed(exc, strict, framework, log, on_fallback, strict_error):
+            raise
+        result = native()
+        return await result if inspect.isawaitable(result) else result
+
+
+def _failed(exc: Exception, strict: bool, framework: str, log: logging.Logger | None,
+            on_fallback: Callable[[str], None] | None,
+            strict_error: Callable[[str], Exception] | None) -> bool:
+    """What both fallbacks do with a failed read: True when ``exc`` is to be re-raised as it
+    is; raises ``strict_error(reason)``; else logs the one warning (False: fall back)."""
+    reason = f"{type(exc).__name__}: {exc}"
+    if strict:
+        if strict_error is None:
+            return True
+        raise strict_error(f"{reason} (strict=True; strict=False returns {framework}'s own "
+                           "result with a warning)") from exc
+    (log or logger).warning("mempursuit could not reorder this %s read (%s); returning %s's "
+                            "own result (strict=True raises instead)", framework, reason,
+                            framework)
+    if on_fallback is not None:
+        on_fallback(reason)
+    return False
+
+
+class EmbeddedVectors:
+    """Pool vectors: the stored one where the framework returns it, else the item's text
+    embedded once and cached by content hash (for frameworks whose retrieved items may come
+    without their vectors, e.g. from a keyword retriever).
+
+    The adapter reads what the store keeps, then asks :meth:`to_embed` which texts still need
+    the embedding model, embeds them with its framework's own (sync or async) call, and puts
+    the answer in with :meth:`fill`.
+
+    Attributes
+    ----------
+    sources : dict of str to int
+        How many vectors came from each source so far (``"store"``, ``"embedded"``, ...).
+    """
+
+    def __init__(self) -> None:
+        self.sources: dict[str, int] = {}
+        self._cache: dict[str, Any] = {}
+
+    def count(self, source: str, n: int) -> None:
+        """Count ``n`` vectors read from ``source``."""
+        if n:
+            self.sources[source] = self.sources.get(source, 0) + n
+
+    def to_embed(self, texts: Sequence[str]) -> list[str]:
+        """The distinct ``texts`` not embedded yet, in first-seen order."""
+        return list(dict.fromkeys(t for t in texts if _content_key(t) not in self._cache))
+
+    def fill(self, vectors: list, rows: Sequence[int], texts: Sequence[str],
+             new_texts: Sequence[str], new_vectors: Sequence[Any]) -> None:
+        """Put the embedded vectors in place: cache ``new_vectors`` (one per ``new_texts``, as
+        :meth:`to_embed` returned them), then ``vectors[rows[i]]`` = the vector of ``texts[i]``.
+        """
+        new_vectors = list(new_vectors)
+        if len(new_vectors) != len(new_texts):
+            raise ValueError(f"the embedding model returned {len(new_vectors)} vectors for "
+                             f"{len(new_texts)} texts")
+        for t, v in zip(new_texts, new_vectors):
+            self._cache[_content_key(t)] = v
+        for i, t in zip(rows, texts):
+            vectors[i] = self._cache[_content_key(t)]
+        self.count("embedded", len(rows))
+
+
+def _content_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+# One registry of stored-vector readers for every adapter: class path -> (framework, reader).
+_VECTOR_READERS: dict[str, tuple[str, Any]] = {}
+
+
+def register_vector_reader(class_path: str, reader: Any, *, framework: str) -> None:
+    """Register how ``framework``'s adapter reads stored vectors from a store class.
+
+    Parameters
+    ----------
+    class_path : str
+        ``"module.ClassName"`` of the store class; its subclasses match too.
+    reader : object
+        What the adapter calls (its own signature; e.g. Mem0's ``reader(store, ids)``).
+    framework : str
+        The adapter it belongs to (``"mem0"``, ``"langgraph"``, ...).
+    """
+    _VECTOR_READERS[class_path] = (framework, reader)
+
+
+def supported_stores(framework: str) -> list[str]:
+    """Class paths of the stores whose stored vectors ``framework``'s adapter can read."""
+    return sorted(p for p, (fw, _) in _VECTOR_READERS.items() if fw == framework)
+
+
+def vector_reader_for(store: Any, framework: str) -> Any | None:
+    """The reader registered for ``store``'s class or its nearest base class (by MRO) for
+    ``framework``, or None."""
+    for cls in type(store).__mro__:
+        entry = _VECTOR_READERS.get(f"{cls.__module__}.{cls.__qualname__}")
+        if entry is not None and entry[0] == framework:
+            return entry[1]
+    return None

@@ -188,8 +188,9 @@ class EvalConfig:
             self.qa.validate(self.k)
         if self.dataset_signals and (self.framework in ("plain", "builtin") or self.mem0_config):
             raise ValueError("--dataset-signals applies to a framework's store built from the "
-                             "benchmark (--framework mem0 / lightmem / simplemem / memorybank); "
-                             "the plain store and your own Mem0 store hand over their own signals")
+                             "benchmark (--framework mem0 / lightmem / simplemem / memorybank / "
+                             "langgraph / llamaindex); the plain store and your own Mem0 store "
+                             "hand over their own signals")
         if int(self.batch) < 1:
             raise ValueError("batch must be >= 1")
         _check_int("--latency-sample", self.latency_sample, 0, "questions timed one by one; "

@@ -168,6 +168,10 @@ def _check_backend_options(framework: str, factory: Callable, options: dict) -> 
         return
     accepted = [a for a in accepted if a != "self"]
     for key in options:
+        if key == "dataset_signals" and key not in accepted:  # set by --dataset-signals
+            raise ValueError(f"--dataset-signals: the {framework} store cannot put the "
+                             "benchmark's session ids and speakers over its signals (its "
+                             "factory takes no dataset_signals option); drop --dataset-signals")
         if key not in accepted:
             raise ValueError(
                 f"--backend-opt {key}: the {framework} store has no option {key!r}; it accepts "

@@ -78,3 +78,28 @@ def test_old_names_map_with_a_warning_and_conflicts_are_errors():
             ReadOptions.build("Adapter", **bad)
     assert ReadOptions(k=5).budget(10) == 5 and ReadOptions().budget(10) == 10
     assert ReadOptions(pool=3).pool_size(10) == 10
+
+
+def test_the_shipped_adapters_import_the_core_from_its_adapter_module():
+    """Adapters reach the core through ``mempursuit_core.adapter`` only (CONTRIBUTING.md)."""
+    import ast
+    from pathlib import Path
+
+    import mempursuit_core.adapter as surface
+
+    wrong = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "adapters").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mempursuit_core"):
+                names = [a.name for a in node.names]
+                ok = (node.module == "mempursuit_core.adapter"
+                      and all(hasattr(surface, n) for n in names)) or (
+                    node.module == "mempursuit_core" and names == ["adapter"])
+                if not ok:
+                    wrong.append(f"{path.name}:{node.lineno} from {node.module} import {names}")
+            elif isinstance(node, ast.Import):
+                wrong += [f"{path.name}:{node.lineno} import {a.name}" for a in node.names
+                          if a.name.startswith("mempursuit_core")]
+    assert not wrong, wrong
+    assert sorted(surface.__all__) == sorted(set(surface.__all__))
+    assert all(hasattr(surface, n) for n in surface.__all__)

@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from mempursuit_core import get_selector
-from mempursuit_core.readpath import CandidatePool, read_or_native
+from mempursuit_core import readpath
+from mempursuit_core.options import ReadOptions
+from mempursuit_core.readpath import CandidatePool, EmbeddedVectors, aread_or_native, read_or_native
+from mempursuit_core.selectors import NativeSelector
 from mempursuit_core.signals import pool_signals
 
 
@@ -100,3 +103,92 @@ def test_strict_error_is_the_adapters_own_type():
         read_or_native(lambda: {}["x"], lambda: ["native"], strict=True, framework="Demo",
                        strict_error=AdapterError)
     assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_async_fallback_awaits_the_frameworks_async_read(caplog):
+    import asyncio
+
+    reasons, calls = [], []
+
+    async def ours():
+        raise KeyError("vector")
+
+    async def native():
+        calls.append("async")
+        return ["native"]
+
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        out = asyncio.run(aread_or_native(ours, native, strict=False, framework="Demo",
+                                          on_fallback=reasons.append))
+    assert out == ["native"] and calls == ["async"] and reasons == ["KeyError: 'vector'"]
+    assert len(caplog.records) == 1 and "Demo" in caplog.records[0].getMessage()
+    # a plain value as the native result works too; success never calls it
+    assert asyncio.run(aread_or_native(ours, lambda: ["kept"], strict=False,
+                                       framework="Demo")) == ["kept"]
+
+    async def good():
+        return ["ours"]
+
+    assert asyncio.run(aread_or_native(good, native, strict=False, framework="Demo")) == ["ours"]
+    assert calls == ["async"]
+    with pytest.raises(KeyError):
+        asyncio.run(aread_or_native(ours, native, strict=True, framework="Demo"))
+
+    class AdapterError(RuntimeError):
+        pass
+
+    with pytest.raises(AdapterError, match="strict=True") as info:
+        asyncio.run(aread_or_native(ours, native, strict=True, framework="Demo",
+                                    strict_error=AdapterError))
+    assert isinstance(info.value.__cause__, KeyError) and calls == ["async"]
+
+
+def test_is_native_is_the_name_or_the_registered_selector_itself():
+    class Shifted(NativeSelector):
+        pass
+
+    assert ReadOptions(policy="native").is_native
+    assert ReadOptions(policy=NativeSelector()).is_native
+    assert not ReadOptions().is_native and not ReadOptions(policy="mmr").is_native
+    assert not ReadOptions(policy=Shifted()).is_native  # a subclass may change the order
+
+
+def test_embedded_vectors_embed_each_text_once():
+    vectors = EmbeddedVectors()
+    embedded = []
+
+    def embed(texts):
+        embedded.extend(texts)
+        return [[float(len(t)), 1.0] for t in texts]
+
+    rows = [None, [9.0, 9.0], None, None]
+    vectors.count("store", 1)
+    missing, texts = [0, 2, 3], ["ab", "abc", "ab"]
+    new = vectors.to_embed(texts)
+    assert new == ["ab", "abc"]
+    vectors.fill(rows, missing, texts, new, embed(new))
+    assert rows == [[2.0, 1.0], [9.0, 9.0], [3.0, 1.0], [2.0, 1.0]]
+    assert vectors.to_embed(["abc", "ab", "d"]) == ["d"]  # the cache
+    assert embedded == ["ab", "abc"] and vectors.sources == {"store": 1, "embedded": 3}
+    with pytest.raises(ValueError, match="returned 1 vectors for 2 texts"):
+        vectors.fill([None, None], [0, 1], ["x", "y"], ["x", "y"], [[1.0, 0.0]])
+
+
+def test_one_vector_reader_registry_found_through_the_class_and_its_bases(monkeypatch):
+    class Store:
+        pass
+
+    class SubStore(Store):
+        pass
+
+    monkeypatch.setattr(readpath, "_VECTOR_READERS", {})
+    path = f"{Store.__module__}.{Store.__qualname__}"
+    readpath.register_vector_reader(path, "store reader", framework="demo")
+    assert readpath.vector_reader_for(SubStore(), "demo") == "store reader"
+    assert readpath.vector_reader_for(SubStore(), "other") is None
+    assert readpath.vector_reader_for(object(), "demo") is None
+    assert readpath.supported_stores("demo") == [path] and readpath.supported_stores("x") == []
+    readpath.register_vector_reader(f"{SubStore.__module__}.{SubStore.__qualname__}",
+                                    "sub reader", framework="demo")
+    assert readpath.vector_reader_for(SubStore(), "demo") == "sub reader"
+    assert readpath.vector_reader_for(Store(), "demo") == "store reader"

@@ -30,7 +30,6 @@ have them.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -42,10 +41,8 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mempursuit_core.options import ReadOptions
-from mempursuit_core.readpath import CandidatePool, read_or_native
-from mempursuit_core.selectors import NativeSelector
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (CandidatePool, EmbeddedVectors, ReadOptions, aread_or_native,
+                                    pool_signals, read_or_native)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 
@@ -93,9 +90,13 @@ class DocumentPool:
         self.embeddings = embeddings
         self.vector_store = vector_store
         self.metadata_keys = dict(metadata_keys)
-        self.sources: Dict[str, int] = {}
-        self._cache: Dict[str, List[float]] = {}
+        self._vectors = EmbeddedVectors()
         self._warned = False
+
+    @property
+    def sources(self) -> Dict[str, int]:
+        """How many document vectors came from each source so far (``store``, ``embedded``)."""
+        return self._vectors.sources
 
     def _model(self):
         model = self.embeddings
@@ -119,22 +120,11 @@ class DocumentPool:
         texts = [docs[i].page_content for i in missing]
         return missing, texts
 
-    def _count(self, source: str, n: int) -> None:
-        if n:
-            self.sources[source] = self.sources.get(source, 0) + n
-
     def _stored(self, docs) -> list:
         found = (_stored_vectors(self.vector_store, docs) if self.vector_store is not None
                  else None) or [None] * len(docs)
-        self._count("store", sum(v is not None for v in found))
+        self._vectors.count("store", sum(v is not None for v in found))
         return list(found)
-
-    def _fill(self, vectors, missing, texts, new_vectors) -> None:
-        for t, v in zip([t for t in texts if _key(t) not in self._cache], new_vectors):
-            self._cache[_key(t)] = v
-        for i, t in zip(missing, texts):
-            vectors[i] = self._cache[_key(t)]
-        self._count("embedded", len(missing))
 
     def _pool(self, docs, vectors, query, query_vector) -> CandidatePool[Document]:
         texts = [d.page_content for d in docs]
@@ -153,8 +143,9 @@ class DocumentPool:
         docs = list(docs)
         vectors = self._stored(docs)
         missing, texts = self._missing_texts(docs, vectors)
-        new = list(dict.fromkeys(t for t in texts if _key(t) not in self._cache))
-        self._fill(vectors, missing, texts, self._model().embed_documents(new) if new else [])
+        new = self._vectors.to_embed(texts)
+        self._vectors.fill(vectors, missing, texts, new,
+                           self._model().embed_documents(new) if new else [])
         return self._pool(docs, vectors, query, self._model().embed_query(query))
 
     async def acandidate_pool(self, docs: Sequence[Document], query: str
@@ -163,14 +154,10 @@ class DocumentPool:
         docs = list(docs)
         vectors = await asyncio.to_thread(self._stored, docs)
         missing, texts = self._missing_texts(docs, vectors)
-        new = list(dict.fromkeys(t for t in texts if _key(t) not in self._cache))
-        self._fill(vectors, missing, texts,
-                   await self._model().aembed_documents(new) if new else [])
+        new = self._vectors.to_embed(texts)
+        self._vectors.fill(vectors, missing, texts, new,
+                           await self._model().aembed_documents(new) if new else [])
         return self._pool(docs, vectors, query, await self._model().aembed_query(query))
-
-
-def _key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 class _ReadFields(BaseModel):
@@ -206,7 +193,7 @@ class _ReadFields(BaseModel):
 
     @property
     def is_native(self) -> bool:
-        return isinstance(self._selector, NativeSelector)
+        return self._options.is_native
 
 
 class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
@@ -265,13 +252,14 @@ class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
         k = self._options.budget(max(len(documents), 1))
         if self.is_native or not documents:
             return list(documents)[:k]
-        try:
+
+        async def ours():
             pool = await self._pool_builder.acandidate_pool(
                 list(documents)[: self._options.pool], query)
             return self._select(pool, k)
-        except Exception as exc:
-            return read_or_native(_raiser(exc), lambda: list(documents)[:k], strict=self.strict,
-                                  framework="LangChain")
+
+        return await aread_or_native(ours, lambda: list(documents)[:k], strict=self.strict,
+                                     framework="LangChain")
 
 
 class MemPursuitRetriever(_ReadFields, BaseRetriever):
@@ -324,6 +312,9 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
     def _native(self, query: str, k: int) -> List[Document]:
         return self.vectorstore.similarity_search(query, k=k, **self.search_kwargs)
 
+    async def _anative(self, query: str, k: int) -> List[Document]:
+        return await self.vectorstore.asimilarity_search(query, k=k, **self.search_kwargs)
+
     def _get_relevant_documents(self, query: str, *,
                                 run_manager: CallbackManagerForRetrieverRun) -> List[Document]:
         k = self._sizes()[0]
@@ -338,15 +329,10 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
                                        ) -> List[Document]:
         k = self._sizes()[0]
         if self.is_native:
-            return await self.vectorstore.asimilarity_search(query, k=k, **self.search_kwargs)
-        try:
+            return await self._anative(query, k)
+
+        async def ours():
             return self._select(await self.acandidate_pool(query), k)
-        except Exception as exc:
-            return read_or_native(_raiser(exc), lambda: self._native(query, k),
-                                  strict=self.strict, framework="LangChain")
 
-
-def _raiser(exc: Exception):
-    def raise_it():
-        raise exc
-    return raise_it
+        return await aread_or_native(ours, lambda: self._anative(query, k), strict=self.strict,
+                                     framework="LangChain")

@@ -51,7 +51,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'mempursuit_langgraph' has no attribute {name!r}")
     module_name, attr = target
     if module_name == "store" and not _installed("langgraph.store"):
-        from mempursuit_core.plugins import AdapterNotInstalledError
+        from mempursuit_core.adapter import AdapterNotInstalledError
 
         raise AdapterNotInstalledError(
             f"mempursuit_langgraph.{name} needs LangGraph, which is not installed: "

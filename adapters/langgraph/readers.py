@@ -13,7 +13,8 @@ A reader returns every stored field vector of each item (an item indexed on seve
 several); the adapter keeps, per item, the field vector closest to the query, the one the
 store's max-pooled score came from. Readers are looked up through the store's class and its
 base classes, so a subclass of a supported store works; :func:`register_vector_reader` adds a
-reader (sync, async, or both) for another store. Nothing here imports LangGraph.
+reader (sync, async, or both) for another store, in the core's one registry of readers
+(:func:`mempursuit_core.adapter.register_vector_reader`). Nothing here imports LangGraph.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
 import numpy as np
+
+from mempursuit_core import adapter as core
 
 __all__ = [
     "VectorAccessError",
@@ -61,9 +64,6 @@ class VectorReader:
         return await asyncio.get_running_loop().run_in_executor(None, self.__call__, store, keys)
 
 
-_READERS: dict[str, VectorReader] = {}
-
-
 def register_vector_reader(class_path: str, read: Reader | None = None, *,
                            aread: AsyncReader | None = None) -> None:
     """Register how to read stored vectors from a store class.
@@ -82,21 +82,17 @@ def register_vector_reader(class_path: str, read: Reader | None = None, *,
     """
     if read is None and aread is None:
         raise ValueError("register_vector_reader needs read=, aread= or both")
-    _READERS[class_path] = VectorReader(read, aread)
+    core.register_vector_reader(class_path, VectorReader(read, aread), framework="langgraph")
 
 
 def supported_stores() -> list[str]:
     """Class paths of the stores whose stored vectors can be read."""
-    return sorted(_READERS)
+    return core.supported_stores("langgraph")
 
 
 def reader_for(store: Any) -> VectorReader | None:
     """The reader registered for ``store``'s class or a base class, or None."""
-    for cls in type(store).__mro__:
-        reader = _READERS.get(f"{cls.__module__}.{cls.__qualname__}")
-        if reader is not None:
-            return reader
-    return None
+    return core.vector_reader_for(store, "langgraph")
 
 
 # ----------------------------------------------------------------------------- InMemoryStore

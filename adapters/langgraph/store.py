@@ -47,9 +47,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.options import ReadOptions
-from mempursuit_core.readpath import CandidatePool, read_or_native
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
+                                    read_or_native)
 
 from .readers import VectorAccessError, reader_for
 
@@ -242,7 +241,7 @@ class MemPursuitStore(BaseStore):
 
     def _reorders(self, op: Op) -> bool:
         return (isinstance(op, SearchOp) and bool(op.query) and op.limit > 0
-                and not (isinstance(self.options.policy, str) and self.options.policy == "native")
+                and not self.options.is_native
                 and getattr(self.store, "embeddings", None) is not None)
 
     def _budgeted(self, ops: Iterable[Op]) -> list[Op]:
@@ -303,14 +302,16 @@ class MemPursuitStore(BaseStore):
         return got
 
     async def _asearch(self, op: SearchOp) -> list[SearchItem]:
-        try:
+        async def ours() -> list[SearchItem]:
             budget, size = self._sizes(op)
             pool = await self._aread_pool(op, size)
-            got = self._choose(pool, op, budget)
-        except Exception as exc:  # the same warning (or raise) as the sync read_or_native
-            read_or_native(_raiser(exc), list, strict=self.options.strict,
-                           framework="LangGraph", log=logger)
-            got = (await self.store.abatch([op]))[0]
+            return self._choose(pool, op, budget)
+
+        async def native() -> list[SearchItem]:
+            return (await self.store.abatch([op]))[0]
+
+        got = await aread_or_native(ours, native, strict=self.options.strict,
+                                    framework="LangGraph", log=logger)
         if op.refresh_ttl and got and self.supports_ttl:
             await self.store.abatch([GetOp(i.namespace, i.key, refresh_ttl=True) for i in got])
         return got
@@ -513,9 +514,3 @@ class MemPursuitStore(BaseStore):
         if any(s is not None for s in speakers):
             extra["speakers"] = speakers
         return pool_signals(self.texts(items), query, timestamps=stamps, **extra)
-
-
-def _raiser(exc: BaseException):
-    def raise_it():
-        raise exc
-    return raise_it

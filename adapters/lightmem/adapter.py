@@ -50,12 +50,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core import Selection, Selector
-from mempursuit_core.selectors import NativeSelector
-from mempursuit_core.options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
-from mempursuit_core.readpath import CandidatePool, read_or_native
-from mempursuit_core.validation import check_int
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, LegacyOptionNames, ReadOptions,
+                                    Selection, Selector, check_int, pool_signals, read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -397,7 +393,7 @@ class MemPursuitLightMemory(LegacyOptionNames):
         except ModuleNotFoundError as exc:
             if not (exc.name or "").startswith("lightmem"):
                 raise
-            from mempursuit_core.plugins import AdapterNotInstalledError, get_adapter_spec
+            from mempursuit_core.adapter import AdapterNotInstalledError, get_adapter_spec
 
             raise AdapterNotInstalledError(
                 "MemPursuitLightMemory.from_config needs LightMem, which is not installed: "
@@ -549,7 +545,7 @@ class MemPursuitLightMemory(LegacyOptionNames):
     def _select(self, query, limit, filters, boundmem_tags, drop_untagged) -> LightMemSelection:
         # native is LightMem's retrieve: its query is the top ``limit``, and the tag filter
         # thins that (no refill from further down the pool)
-        native = type(self.selector) is NativeSelector  # the registered one, not subclasses
+        native = self.options.is_native
         pool = self.pool(query, filters, size=limit if native else self.options.pool_size(limit))
         hits = [pool.entry(i) for i in range(len(pool))]
         idx = np.arange(len(pool), dtype=np.intp)

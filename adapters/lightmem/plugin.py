@@ -1,7 +1,6 @@
 """Registers the LightMem adapter (imports cleanly without LightMem or qdrant-client)."""
 
-from mempursuit_core.hookspecs import hookimpl
-from mempursuit_core.plugins import AdapterSpec
+from mempursuit_core.adapter import AdapterSpec, hookimpl
 
 SPEC = AdapterSpec(
     name="lightmem",

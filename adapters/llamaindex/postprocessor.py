@@ -28,7 +28,6 @@ the speaker when no metadata names one.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import re
@@ -39,10 +38,8 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from mempursuit_core.options import ReadOptions
-from mempursuit_core.readpath import CandidatePool, read_or_native
-from mempursuit_core.selectors import NativeSelector
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (CandidatePool, EmbeddedVectors, ReadOptions, aread_or_native,
+                                    pool_signals, read_or_native)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
 
@@ -52,10 +49,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_METADATA_KEYS = {"timestamps": "timestamp", "speakers": "speaker",
                          "session_ids": "session_id"}
 _ROLE = re.compile(r"^\s*<message role='([^']+)'>")
-
-
-def _content_key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
 class MemPursuitPostprocessor(BaseNodePostprocessor):
@@ -96,9 +89,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
 
     _options: ReadOptions = PrivateAttr()
     _selector: Any = PrivateAttr()
-    _cache: Dict[str, List[float]] = PrivateAttr(default_factory=dict)
+    _vectors: EmbeddedVectors = PrivateAttr(default_factory=EmbeddedVectors)
     _warned: bool = PrivateAttr(default=False)
-    _sources: Dict[str, int] = PrivateAttr(default_factory=dict)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
@@ -122,7 +114,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     def vector_sources(self) -> Dict[str, int]:
         """How many node vectors came from each source so far: ``nodes``, ``store``,
         ``embedded``."""
-        return dict(self._sources)
+        return dict(self._vectors.sources)
 
     # -- the pool ------------------------------------------------------------------------------
 
@@ -137,12 +129,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         """The candidates, their vectors so far (None where missing) and the missing ids."""
         nodes = list(nodes)[: self._options.pool]
         vectors = [n.node.embedding for n in nodes]
-        self._count("nodes", sum(v is not None for v in vectors))
+        self._vectors.count("nodes", sum(v is not None for v in vectors))
         return nodes, vectors, [i for i, v in enumerate(vectors) if v is None]
-
-    def _count(self, source: str, n: int) -> None:
-        if n:
-            self._sources[source] = self._sources.get(source, 0) + n
 
     def _store_reader(self):
         """``(get_nodes, aget_nodes)`` of the vector store, or None when it cannot read by id."""
@@ -171,11 +159,11 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     def _put(self, vectors: list, missing: list, found: list, source: str) -> list:
         for i, v in zip(missing, found):
             vectors[i] = v
-        self._count(source, sum(v is not None for v in found))
+        self._vectors.count(source, sum(v is not None for v in found))
         return [i for i in missing if vectors[i] is None]
 
-    def _to_embed(self, nodes: list, missing: list) -> tuple[list, list]:
-        """``(texts to embed, their cache keys)``; says once that nodes are being embedded."""
+    def _to_embed(self, nodes: list, missing: list) -> list:
+        """The texts of the ``missing`` nodes; says once that nodes are being embedded."""
         if not self._warned:
             self._warned = True
             logger.warning(
@@ -185,8 +173,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                 len(missing), "no vector_store= was given" if self.vector_store is None else
                 f"{type(self.vector_store).__name__} did not return them by id",
                 type(self._model()).__name__)
-        texts = [nodes[i].node.get_content(metadata_mode=MetadataMode.EMBED) for i in missing]
-        return texts, [_content_key(t) for t in texts]
+        return [nodes[i].node.get_content(metadata_mode=MetadataMode.EMBED) for i in missing]
 
     def _finish(self, nodes: list, vectors: list, query: QueryBundle, query_vector: Any
                 ) -> CandidatePool[NodeWithScore]:
@@ -224,12 +211,10 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             missing = self._put(vectors, missing, reader[0]([nodes[i].node.node_id
                                                              for i in missing]), "store")
         if missing:
-            texts, keys = self._to_embed(nodes, missing)
-            new = [t for t, key in zip(texts, keys) if key not in self._cache]
-            if new:
-                for t, v in zip(new, self._model().get_text_embedding_batch(new)):
-                    self._cache[_content_key(t)] = v
-            self._put(vectors, missing, [self._cache[key] for key in keys], "embedded")
+            texts = self._to_embed(nodes, missing)
+            new = self._vectors.to_embed(texts)
+            self._vectors.fill(vectors, missing, texts, new,
+                               self._model().get_text_embedding_batch(new) if new else [])
         query_vector = query_bundle.embedding
         if query_vector is None and nodes:
             query_vector = self._model().get_query_embedding(query_bundle.query_str)
@@ -244,12 +229,10 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             missing = self._put(vectors, missing, await reader[1]([nodes[i].node.node_id
                                                                    for i in missing]), "store")
         if missing:
-            texts, keys = self._to_embed(nodes, missing)
-            new = [t for t, key in zip(texts, keys) if key not in self._cache]
-            if new:
-                for t, v in zip(new, await self._model().aget_text_embedding_batch(new)):
-                    self._cache[_content_key(t)] = v
-            self._put(vectors, missing, [self._cache[key] for key in keys], "embedded")
+            texts = self._to_embed(nodes, missing)
+            new = self._vectors.to_embed(texts)
+            self._vectors.fill(vectors, missing, texts, new,
+                               await self._model().aget_text_embedding_batch(new) if new else [])
         query_vector = query_bundle.embedding
         if query_vector is None and nodes:
             query_vector = await self._model().aget_query_embedding(query_bundle.query_str)
@@ -262,7 +245,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
 
     def _native(self, nodes: list, query_bundle: Optional[QueryBundle]) -> Optional[list]:
         """The first ``k`` nodes when no reordering is possible or asked for, else None."""
-        if isinstance(self._selector, NativeSelector) or not nodes:
+        if self._options.is_native or not nodes:
             return list(nodes)[: self._budget(nodes)]
         if query_bundle is None:
             raise ValueError("MemPursuitPostprocessor needs the query (query_bundle= or "
@@ -286,15 +269,16 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                                   query_bundle: Optional[QueryBundle] = None
                                   ) -> List[NodeWithScore]:
         k = self._budget(nodes)
-        try:
+
+        async def ours():
             kept = self._native(nodes, query_bundle)
-            if kept is None:
-                pool = await self.acandidate_pool(nodes, query_bundle)
-                kept = pool.select(self._selector, k).items
-            return kept
-        except Exception as exc:  # the same fallback as read_or_native, for an async read
-            return read_or_native(_raiser(exc), lambda: list(nodes)[:k], strict=self.strict,
-                                  framework="LlamaIndex")
+            if kept is not None:
+                return kept
+            pool = await self.acandidate_pool(nodes, query_bundle)
+            return pool.select(self._selector, k).items
+
+        return await aread_or_native(ours, lambda: list(nodes)[:k], strict=self.strict,
+                                     framework="LlamaIndex")
 
 
 def _by_id(ids: list, found: list) -> list:
@@ -306,9 +290,3 @@ def _by_id(ids: list, found: list) -> list:
 def _role(text: str) -> Optional[str]:
     match = _ROLE.match(text)
     return match.group(1) if match else None
-
-
-def _raiser(exc: Exception):
-    def raise_it():
-        raise exc
-    return raise_it

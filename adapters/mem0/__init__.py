@@ -43,7 +43,7 @@ META_KEY = "mempursuit"
 
 def _need_mem0(what: str) -> None:
     if importlib.util.find_spec("mem0") is None:
-        from mempursuit_core.plugins import AdapterNotInstalledError
+        from mempursuit_core.adapter import AdapterNotInstalledError
 
         raise AdapterNotInstalledError(
             f"mempursuit_mem0.{what} needs Mem0 (the 'mem0ai' package), which is not "

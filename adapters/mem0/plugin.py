@@ -1,7 +1,6 @@
 """Registers the Mem0 adapter with mempursuit's plugin host (imports nothing from Mem0)."""
 
-from mempursuit_core.hookspecs import hookimpl
-from mempursuit_core.plugins import AdapterSpec
+from mempursuit_core.adapter import AdapterSpec, hookimpl
 
 
 @hookimpl

@@ -37,9 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mempursuit_core.readpath import CandidatePool, read_or_native
-from mempursuit_core.signals import PoolSignals
-from mempursuit_core.validation import checked_order
+from mempursuit_core.adapter import CandidatePool, PoolSignals, aread_or_native, read_or_native
 
 from .settings import MemPursuitSettings
 from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
@@ -197,7 +195,7 @@ class PursuitBinding:
     """A read policy bound to one Mem0 memory instance (created by :func:`bind`)."""
 
     def __init__(self, settings: MemPursuitSettings):
-        from mempursuit_core import get_selector
+        from mempursuit_core.adapter import get_selector
 
         self.settings = settings
         # Built now so that a bad policy name or option fails at configuration time.
@@ -319,6 +317,16 @@ class PursuitBinding:
         return read_or_native(ours, native, strict=self.settings.strict, framework="Mem0",
                               log=logger, on_fallback=noted, strict_error=AdapterError)
 
+    async def _aread(self, ours: Callable[[], Any], native: Callable[[], Any],
+                     trace: SearchTrace):
+        """:meth:`_read` for ``AsyncMemory`` (:func:`aread_or_native`)."""
+        def noted(reason: str) -> None:
+            trace.fallback = reason
+
+        return await aread_or_native(ours, native, strict=self.settings.strict,
+                                     framework="Mem0", log=logger, on_fallback=noted,
+                                     strict_error=AdapterError)
+
     def _reorder(
         self, memory, query: str, pool: list, k: int, p: int, cap: _Capture, explain: bool,
         trace: SearchTrace,
@@ -333,16 +341,9 @@ class PursuitBinding:
         if prepared is None:
             return []
         t0 = time.perf_counter()
-        sel = self.selector.select(
-            prepared.query_vector, prepared.vectors, k,
-            native_scores=prepared.native_scores, signals=prepared.signals,
-        )
+        chosen = prepared.select(self.selector, k)
         trace.timings["select"] = time.perf_counter() - t0
-
-        try:
-            order = checked_order(sel, k, len(pool), self.policy)
-        except (TypeError, ValueError) as exc:
-            raise AdapterError(f"{exc} (pool of {len(pool)}, K={k})") from None
+        sel, order = chosen.selection, chosen.order
         weights = None if sel.weights is None else np.asarray(sel.weights, dtype=np.float64)
         trace.order = order.tolist()
 
@@ -495,7 +496,7 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
             return _sparse_features(stored, _query_sparse(memory.vector_store, query))
     else:  # no BM25 vectors in this store: tf-idf over the pool's texts, as the other adapters
         def features():
-            from mempursuit_core.lexical import LexicalIndex
+            from mempursuit_core.adapter import LexicalIndex
 
             sparse, qsparse, terms = LexicalIndex([str(t or "") for t in texts]).tfidf(
                 range(len(texts)), query)
@@ -618,7 +619,8 @@ def _search_sync(memory, query, filters, limit, *args, **kwargs):
 async def _search_async(memory, query, filters, limit, *args, **kwargs):
     binding: PursuitBinding = getattr(memory, _BINDING_ATTR)
     trace = _start(binding, limit)
-    try:
+
+    async def ours():
         steps = _steps(binding, memory, query, filters, limit, args, kwargs, trace)
         call = next(steps)
         try:
@@ -631,14 +633,9 @@ async def _search_async(memory, query, filters, limit, *args, **kwargs):
         out = await asyncio.to_thread(reorder)
         binding._local.trace = trace
         return out
-    except Exception as exc:
-        error = exc
 
-        def failed():
-            raise error
-
-        binding._read(failed, lambda: None, trace)  # strict raises; else one warning
-        return await _native_call(binding, memory, query, filters, limit, args, kwargs)
+    return await binding._aread(
+        ours, lambda: _native_call(binding, memory, query, filters, limit, args, kwargs), trace)
 
 
 # ------------------------------------------------------------------ public entry points

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from mempursuit_core import DEFAULT_POLICY
-from mempursuit_core.options import DEFAULT_POOL, ReadOptions
+from mempursuit_core.adapter import DEFAULT_POLICY, DEFAULT_POOL, ReadOptions
 
 __all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY"]
 

@@ -23,6 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from mempursuit_core import adapter as core
+
 __all__ = [
     "StoredVectors",
     "VectorAccessError",
@@ -57,7 +59,6 @@ class StoredVectors:
 
 
 Reader = Callable[[Any, list[str]], "tuple[dict[str, Any], dict[str, Any] | None]"]
-_READERS: dict[str, Reader] = {}
 
 
 def register_vector_reader(class_path: str, reader: Reader) -> None:
@@ -65,21 +66,21 @@ def register_vector_reader(class_path: str, reader: Reader) -> None:
 
     ``class_path`` is ``"module.ClassName"`` of a Mem0 vector-store class; subclasses match too.
     ``dense_by_id`` maps a memory id (``str``) to its stored vector; ids absent from it are
-    reported as missing.
+    reported as missing. Readers live in the core's one registry
+    (:func:`mempursuit_core.adapter.register_vector_reader`).
     """
-    _READERS[class_path] = reader
+    core.register_vector_reader(class_path, reader, framework="mem0")
 
 
 def supported_stores() -> list[str]:
     """Class paths of the vector stores whose stored vectors can be read."""
-    return sorted(_READERS)
+    return core.supported_stores("mem0")
 
 
 def _reader_for(vector_store: Any) -> Reader:
-    for cls in type(vector_store).__mro__:
-        reader = _READERS.get(f"{cls.__module__}.{cls.__qualname__}")
-        if reader is not None:
-            return reader
+    reader = core.vector_reader_for(vector_store, "mem0")
+    if reader is not None:
+        return reader
     names = ", ".join(p.rsplit(".", 1)[1] for p in supported_stores())
     raise VectorAccessError(
         f"the {type(vector_store).__module__}.{type(vector_store).__qualname__} vector store has "

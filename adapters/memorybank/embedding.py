@@ -79,7 +79,7 @@ class EmbedderAdapter:
 def _default_embedder() -> Any:
     errors = []
     try:
-        from mempursuit_core.embed import get_embedder
+        from mempursuit_core.adapter import get_embedder
 
         return get_embedder()
     except ImportError as exc:  # the [embed] extra (onnxruntime, tokenizers, model) is missing
@@ -115,7 +115,7 @@ def resolve_embedder(embedder: Any = None) -> EmbedderAdapter:
     if embedder is None:
         embedder = _default_embedder()
     elif isinstance(embedder, str):
-        from mempursuit_core.embed import get_embedder
+        from mempursuit_core.adapter import get_embedder
 
         embedder = get_embedder(embedder)
     return EmbedderAdapter(embedder)

@@ -1,7 +1,6 @@
 """Registers the MemoryBank adapter with mempursuit (imports nothing heavy)."""
 
-from mempursuit_core.hookspecs import hookimpl
-from mempursuit_core.plugins import AdapterSpec
+from mempursuit_core.adapter import AdapterSpec, hookimpl
 
 
 @hookimpl

@@ -43,10 +43,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mempursuit_core.options import DEFAULT_POOL, ReadOptions
-from mempursuit_core.readpath import CandidatePool, read_or_native
-from mempursuit_core.validation import check_k
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, check_k,
+                                    pool_signals, read_or_native)
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
@@ -75,7 +73,7 @@ def import_faiss():
     try:
         import faiss
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        from mempursuit_core.plugins import AdapterNotInstalledError
+        from mempursuit_core.adapter import AdapterNotInstalledError
 
         raise AdapterNotInstalledError(
             'the memorybank adapter needs faiss-cpu: pip install "mempursuit[memorybank]"'
@@ -759,7 +757,7 @@ class MemoryBankStore:
             return read_from_seeds(seeds, texts, dates, self.resident(), seed_distances=dist,
                                    policy="native", **common)
 
-        if opts.policy == "native":
+        if opts.is_native:
             return native()
         sel = opts.selector()
         name = getattr(sel, "name", "selector")

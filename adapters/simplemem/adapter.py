@@ -47,11 +47,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mempursuit_core import Selection, Selector
-from mempursuit_core.options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
-from mempursuit_core.readpath import CandidatePool, read_or_native
-from mempursuit_core.validation import check_int
-from mempursuit_core.signals import pool_signals
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, LegacyOptionNames, ReadOptions,
+                                    Selection, Selector, check_int, pool_signals, read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",

@@ -1,7 +1,6 @@
 """Registers the SimpleMem adapter (imports cleanly without SimpleMem or lancedb)."""
 
-from mempursuit_core.hookspecs import hookimpl
-from mempursuit_core.plugins import AdapterSpec
+from mempursuit_core.adapter import AdapterSpec, hookimpl
 
 SPEC = AdapterSpec(
     name="simplemem",

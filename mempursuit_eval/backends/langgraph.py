@@ -13,7 +13,8 @@ wheel in the work directory and stopped on close).
 * ``pool``: exactly :meth:`mempursuit_langgraph.MemPursuitStore.pool`, the read every wrapped
   search makes: the store's own search with ``limit = size``, the stored vectors read back from
   the store, the query vector the store computed, and the adapter's signals (``texts``,
-  ``timestamps``, ``session_ids``, ``speakers`` from the values).
+  ``timestamps``, ``session_ids``, ``speakers`` from the values); ``dataset_signals=True``
+  (``--dataset-signals``) puts the benchmark's own session ids and speakers over them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  units_by_group)
+                                  pool_from_candidates, units_by_group)
 
 __all__ = ["LangGraphBackend"]
 
@@ -77,10 +78,14 @@ class LangGraphBackend:
         Units per ``store.batch`` of puts.
     native : str, optional
         Only the store's own (dense cosine) order exists: ``"dense"`` or ``"langgraph"``.
+    dataset_signals : bool
+        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
+        (``--dataset-signals``).
     """
 
     def __init__(self, *, store: str = "sqlite", conninfo: str | None = None,
-                 ann: str = "flat", batch_size: int = 256, native: str | None = None):
+                 ann: str = "flat", batch_size: int = 256, native: str | None = None,
+                 dataset_signals: bool = False):
         if store not in STORES:
             raise ValueError(f"the langgraph backend's store is one of {', '.join(STORES)}; "
                              f"got store={store!r}")
@@ -93,6 +98,8 @@ class LangGraphBackend:
             raise ValueError(f"ann must be flat, hnsw or ivfflat (the pgvector index); got {ann!r}")
         self.ann = ann
         self.batch_size = int(batch_size)
+        self.dataset_signals = bool(dataset_signals)
+        self._units: dict[str, MemoryUnit] = {}
         self.name = f"langgraph-{store}"
         self._store: Any = None
         self._reader: Any = None
@@ -147,6 +154,7 @@ class LangGraphBackend:
         self._embed = _HarnessEmbed(embedder)
         self._store = self._open(int(embedder.dim), Path(workdir))
         self._reader = MemPursuitStore(self._store, policy="native", strict=True)
+        self._units = {u.uid: u for u in units}
         for n, (group, members) in enumerate(units_by_group(units).items()):
             ns = self._namespaces[group] = ("mempursuit", f"g{n}")
             for start in range(0, len(members), self.batch_size):
@@ -171,9 +179,8 @@ class LangGraphBackend:
         if got.unscored:
             raise RuntimeError(f"{len(got.unscored)} pool items have no stored vector")
         c = got.candidates
-        return Pool(uids=[item.key for item in c.items], vectors=c.vectors,
-                    query_vector=c.query_vector, native_scores=c.native_scores,
-                    signals=c.signals)
+        return pool_from_candidates(c, [item.key for item in c.items], units=self._units,
+                                    dataset_signals=self.dataset_signals)
 
     def close(self) -> None:
         closers, self._closers = self._closers, []

@@ -14,7 +14,8 @@ Needs ``mempursuit[llamaindex]`` and ``llama-index-vector-stores-qdrant``.
   :meth:`mempursuit_llamaindex.MemPursuitPostprocessor.acandidate_pool`, the pool-building
   function the postprocessor itself uses: the stored vectors read back from Qdrant by node id,
   Qdrant's scores as the native scores, and only the signals the adapter hands over (the texts,
-  ``session_ids`` and the message role as ``speakers``).
+  ``session_ids`` and the message role as ``speakers``); ``dataset_signals=True``
+  (``--dataset-signals``) puts the benchmark's own session ids and speakers over them.
 * ``load_existing``: a finished build is reopened from the cache (the Qdrant folder and
   ``units.json``, which maps each node id to its unit), so a rerun reads the same store.
 """
@@ -29,7 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  units_by_group)
+                                  pool_from_candidates, units_by_group)
 
 __all__ = ["LlamaIndexBackend"]
 
@@ -96,13 +97,19 @@ class LlamaIndexBackend:
         Units embedded per batch before the block writes them.
     native : str, optional
         Only the block's own (dense cosine) order exists: ``"dense"`` or ``"llamaindex"``.
+    dataset_signals : bool
+        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
+        (``--dataset-signals``).
     """
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None):
+    def __init__(self, *, batch_size: int = 256, native: str | None = None,
+                 dataset_signals: bool = False):
         if native not in (None, "dense", "llamaindex"):
             raise ValueError("the llamaindex backend's native order is VectorMemoryBlock's dense "
                              f"search; got native={native!r}")
         self.batch_size = int(batch_size)
+        self.dataset_signals = bool(dataset_signals)
+        self._units: dict[str, MemoryUnit] = {}
         self.name = "llamaindex"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client = None
@@ -131,6 +138,7 @@ class LlamaIndexBackend:
         if path.exists() and any(path.iterdir()):
             raise ValueError(f"{path} is not empty; use a fresh workdir")
         self._open(embedder, path)
+        self._units = {u.uid: u for u in units}
         block = VectorMemoryBlock(vector_store=self._store, embed_model=self._embed)
         by_group = units_by_group(units)
         for group, members in by_group.items():
@@ -175,6 +183,7 @@ class LlamaIndexBackend:
             self.close()
             return False
         self._groups, self._uid_of = groups, uid_of
+        self._units = {u.uid: u for u in units}
         return True
 
     def pool(self, group: str, query: str, size: int, *,
@@ -214,9 +223,8 @@ class LlamaIndexBackend:
             return Pool(uids=[], vectors=np.empty((0, qv.shape[0]), dtype=np.float32),
                         query_vector=qv, signals={})
         pool = seen[0]
-        return Pool(uids=[self._uid_of[n.node.node_id] for n in pool.items], vectors=pool.vectors,
-                    query_vector=pool.query_vector, native_scores=pool.native_scores,
-                    signals=pool.signals)
+        return pool_from_candidates(pool, [self._uid_of[n.node.node_id] for n in pool.items],
+                                    units=self._units, dataset_signals=self.dataset_signals)
 
     def close(self) -> None:
         client, self._client = self._client, None

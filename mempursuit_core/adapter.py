@@ -1,0 +1,81 @@
+"""Everything a framework adapter needs from the core, in one import.
+
+An adapter (built in or a plugin) translates between its framework's objects and
+``(query vector, pool vectors, native order, signals)`` through the core's read path, and
+imports only from here::
+
+    from mempursuit_core.adapter import CandidatePool, ReadOptions, pool_signals, read_or_native
+
+The names, by what they are for:
+
+==========================  =================================================================
+read options                :class:`ReadOptions` (``k``, ``pool``, ``policy``,
+                            ``policy_options``, ``strict``; ``is_native``), :data:`DEFAULT_POOL`,
+                            :data:`DEFAULT_POLICY`, :class:`LegacyOptionNames`
+the read path               :class:`CandidatePool` (``select``), :class:`PoolSelection`,
+                            :func:`read_or_native` / :func:`aread_or_native` (the framework's own
+                            result and one warning on any failure), :class:`EmbeddedVectors`
+                            (stored vector, else embed once and cache)
+stored-vector readers       :func:`register_vector_reader`, :func:`vector_reader_for`,
+                            :func:`supported_stores`: one registry, looked up by the store
+                            object's class and its bases
+signals                     :func:`pool_signals`, :class:`PoolSignals`
+policies                    :class:`Selector`, :class:`Selection`, :class:`NativeSelector`,
+                            :func:`get_selector`, :func:`resolve_selector`
+checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`
+the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
+                            :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`
+helpers                     :func:`get_embedder` (the packaged offline embedder),
+                            :class:`LexicalIndex` (BM25 over a pool's texts)
+==========================  =================================================================
+
+The submodules these come from are the core's own layout and may move; this module's names
+are the supported surface for adapters (``CONTRIBUTING.md``, "Adding an adapter").
+"""
+
+from __future__ import annotations
+
+from .builtins import DEFAULT_POLICY
+from .embed import get_embedder
+from .hookspecs import hookimpl
+from .lexical import LexicalIndex
+from .options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
+from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
+                      resolve_selector)
+from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, aread_or_native,
+                       read_or_native, register_vector_reader, supported_stores,
+                       vector_reader_for)
+from .selectors import NativeSelector, Selection, Selector
+from .signals import PoolSignals, pool_signals
+from .validation import check_int, check_k, checked_order
+
+__all__ = [
+    "AdapterNotInstalledError",
+    "AdapterSpec",
+    "CandidatePool",
+    "DEFAULT_POLICY",
+    "DEFAULT_POOL",
+    "EmbeddedVectors",
+    "LegacyOptionNames",
+    "LexicalIndex",
+    "NativeSelector",
+    "PoolSelection",
+    "PoolSignals",
+    "ReadOptions",
+    "Selection",
+    "Selector",
+    "aread_or_native",
+    "check_int",
+    "check_k",
+    "checked_order",
+    "get_adapter_spec",
+    "get_embedder",
+    "get_selector",
+    "hookimpl",
+    "pool_signals",
+    "read_or_native",
+    "register_vector_reader",
+    "resolve_selector",
+    "supported_stores",
+    "vector_reader_for",
+]
