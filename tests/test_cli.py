@@ -59,8 +59,10 @@ def test_adapters_and_selectors_commands(capsys):
     assert "mempursuit-adaptive" in deprecated and "mempursuit:adaptive=true" in deprecated
     assert main(["adapters", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
-    for spec in listing.values():
+    for name, spec in listing.items():
         assert isinstance(spec["installed"], bool) and spec["install"]
+        # which plugin registered it, from which distribution (the built-ins: this one)
+        assert spec["plugin"] == name and spec["distribution"].startswith("mempursuit ")
 
 
 def test_python_dash_m_entry_point():

@@ -44,10 +44,21 @@ class ToyStore(PlainStore):
         ToyStore.built.append(tag)
 
 
+class ToyVariant(ToyStore):
+    """``toy`` given the ``path`` option: a ``NAME+OPTION`` store takes over ``NAME``."""
+
+    option_constraints = {"tag": ("toy", "mine")}
+
+    def __init__(self, path: str, *, tag: str = "toy"):
+        super().__init__(tag=tag)
+        self.path = path
+
+
 class ToyPlugin:
     @hookimpl
     def register_eval_backends(self, register):
         register("toy", ToyStore, "the plain store under another name (a test plugin)")
+        register("toy+path", ToyVariant, "the toy store given a path")
 
 
 @pytest.fixture
@@ -150,7 +161,8 @@ def test_a_plugin_store_from_the_command_line(toy_plugin, tmp_path, capsys):
 def test_unknown_framework_lists_plain_and_every_store(toy_plugin, tmp_path, capsys):
     with pytest.raises(UnknownNameError) as info:
         check_framework("nope")
-    assert info.value.known == sorted(["plain", *list_backends()]) and "toy" in info.value.known
+    assert info.value.known == sorted(list_backends()) and "toy" in info.value.known
+    assert {"plain", "mem0+config"} <= set(info.value.known)  # registered through the hook too
     rc = cli_main(["eval", "--dataset", "locomo", "--data", str(_locomo(tmp_path)),
                    "--framework", "nope", "--no-cache", "--quiet"])
     err = capsys.readouterr().err.strip()
@@ -158,6 +170,18 @@ def test_unknown_framework_lists_plain_and_every_store(toy_plugin, tmp_path, cap
     assert err.startswith("mempursuit eval: unknown framework 'nope'; registered: ")
     for name in ("plain", "toy", *BUILT_IN):
         assert name in err.split("registered: ")[1].split(", "), (name, err)
+
+
+def test_a_store_variant_and_its_declared_constraints(toy_plugin):
+    assert type(build_backend("toy")) is ToyStore
+    variant = build_backend("toy", options={"path": "here"})  # as mem0 + --mem0-config
+    assert type(variant) is ToyVariant and variant.path == "here"
+    with pytest.raises(ValueError, match=r"--backend-opt tag: the toy\+path store takes tag = "
+                                         r"toy \| mine, got 'other'"):
+        build_backend("toy", options={"path": "here", "tag": "other"})
+    with pytest.raises(ValueError, match=r"--backend-opt native: the plain store takes native "
+                                         r"= dense \| hybrid, got 'sparse'"):
+        build_backend("plain", options={"native": "sparse"})
 
 
 def test_a_store_gone_after_unregister():
