@@ -86,6 +86,33 @@ SLOW_INTEGRATION = {
 }
 
 
+def _no_framework_test_selected(config) -> bool:
+    """Whether the ``-m`` expression rules out every ``framework`` test (``not framework``)."""
+    expr = config.getoption("markexpr", "") or ""
+    if "framework" not in expr:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+        compiled = Expression.compile(expr)
+    except Exception:  # pytest reports a bad expression itself
+        return False
+    marks = ({"framework"}, {"framework", "slow"})
+    return not any(compiled.evaluate(lambda name, *a, m=m, **kw: name in m) for m in marks)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under ``-m "not framework"`` the modules of integration_tests/ are not even imported
+    (importing them imports the frameworks, which takes longer than the fast subset runs)."""
+    root = Path(str(config.rootpath))
+    try:
+        rel = Path(str(collection_path)).resolve().relative_to(root).as_posix() + "/"
+    except ValueError:
+        return None
+    if rel.startswith(INTEGRATION) and _no_framework_test_selected(config):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     root = Path(str(config.rootpath))
     for item in items:

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import clustered
 from mempursuit_core import select
@@ -78,6 +79,7 @@ def test_bench_writes_no_file_unless_asked(tmp_path, monkeypatch):
     assert build_parser().parse_args(["bench"]).out is None
 
 
+@pytest.mark.slow
 def test_bench_quick_writes_json(tmp_path):
     from mempursuit_core import bench
 

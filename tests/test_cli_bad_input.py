@@ -20,6 +20,8 @@ import pytest
 from embed_server import Server, hash_vector
 from eval_samples import beam_root, lme_record, sample
 
+pytestmark = pytest.mark.slow  # each case runs the command line in a subprocess
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "MEMPURSUIT_PLUGINS": "", "OMP_NUM_THREADS": "1",
        "PYTHONWARNINGS": "default"}  # a warning would show up on stderr, and fail the one line

@@ -168,6 +168,7 @@ def _small_locomo(tmp_path) -> Path:
     return write_custom(ds, tmp_path / "small.json")
 
 
+@pytest.mark.slow  # a real benchmark file or model
 @pytest.mark.skipif(not LOCOMO.exists(), reason="benchmark data in ../shared/data")
 def test_served_minilm_reproduces_minilm_exactly(tmp_path, monkeypatch, capsys):
     pytest.importorskip("onnxruntime")

@@ -55,6 +55,7 @@ def locomo_run(cache, embedder, tmp_path_factory):
     return summary, out
 
 
+@pytest.mark.slow  # a real benchmark file or model
 def test_locomo_run_writes_everything(locomo_run):
     summary, out = locomo_run
     for name in ("config.json", "questions.jsonl", "summary.json", "summary.md"):
@@ -162,6 +163,7 @@ def test_a_plugin_selector_runs_with_no_harness_change(cache, embedder):
 
 @pytest.mark.skipif(not (DATA / "longmemeval" / "longmemeval_oracle.json.gz").exists(),
                     reason="LongMemEval benchmark file not in ../shared/data")
+@pytest.mark.slow  # a real benchmark file or model
 def test_longmemeval_oracle_few_questions(cache, embedder):
     s = run_eval(**_base(cache, embedder, dataset="longmemeval-oracle",
                          data=str(DATA / "longmemeval" / "longmemeval_oracle.json.gz"), limit=3,
@@ -173,6 +175,7 @@ def test_longmemeval_oracle_few_questions(cache, embedder):
 
 @pytest.mark.skipif(not (DATA / "beam" / "100K").exists(),
                     reason="BEAM benchmark files not in ../shared/data")
+@pytest.mark.slow  # a real benchmark file or model
 def test_beam_few_questions(tmp_path):
     short = get_embedder("minilm", max_length=64, threads=2)  # long messages: keep the test quick
     s = run_eval(dataset="beam", data=str(DATA / "beam" / "100K"), groups=["4"], limit=4,

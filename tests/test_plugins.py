@@ -151,6 +151,7 @@ def test_adapter_modules_import_without_their_frameworks():
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_allow_list_skips_unlisted_third_party_plugins(tmp_path):
     dist = tmp_path / "fakeplugin-0.1.dist-info"
     dist.mkdir()
