@@ -91,6 +91,7 @@ def test_locomo_run_writes_everything(locomo_run):
     assert cfg["k"] == [5, 10, 20] and cfg["embedder_fingerprint"].startswith("all-MiniLM")
 
 
+@pytest.mark.slow  # shares the LoCoMo run of test_locomo_run_writes_everything
 def test_without_selection_equals_native_top_k(locomo_run, cache, embedder):
     """The w/o policy keeps exactly the store's exact-cosine top K, independently recomputed."""
     _, out = locomo_run
@@ -110,6 +111,7 @@ def test_without_selection_equals_native_top_k(locomo_run, cache, embedder):
         assert set(r["selections"]["mempursuit"]["order"]) <= set(range(len(r["pool"])))
 
 
+@pytest.mark.slow  # shares the LoCoMo run of test_locomo_run_writes_everything
 def test_prefixes_equal_per_k_runs(locomo_run, cache, embedder):
     """Taking prefixes of the largest K gives the same answers as running every K."""
     summary, _ = locomo_run
@@ -225,6 +227,7 @@ def test_policy_variants_in_one_run(cache, embedder):
     assert s["results"]["mmr:lam=1.0"]["10"]["overall"]["replaced"] == 0.0
 
 
+@pytest.mark.slow  # shares the LoCoMo run of test_locomo_run_writes_everything
 def test_plots_are_skipped_with_a_note_without_matplotlib(locomo_run, tmp_path, monkeypatch):
     import sys
 
