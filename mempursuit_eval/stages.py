@@ -119,16 +119,19 @@ def load_data(cfg, cache_root: Path | None) -> Data:
 # --------------------------------------------------------------------------------------------
 
 def build_backend(framework: str, *, native_order: str = "dense", options: dict | None = None):
-    """The store for ``--framework``: ``plain`` (built in) or a framework's store from
-    :mod:`mempursuit_eval.backends` (called with ``options``)."""
+    """The store registered for ``--framework`` through the ``register_eval_backends`` hook
+    (``plain``, the harness's own, included), called with ``options``.
+
+    A store registered as ``NAME+OPTION`` takes over ``NAME`` when ``OPTION`` is given (the
+    harness registers ``mem0+config``: your own Mem0 store, read-only). The options are checked
+    against the factory's signature and its ``option_constraints`` before it is called.
+    """
+    from .backends import backend_factory, list_backends
+
     options = dict(options or {})
-    if framework in ("plain", "builtin"):
-        from .store import PlainStore
-
-        _check_backend_options(framework, PlainStore, options)
-        return PlainStore(native=native_order, **options)
-    from .backends import backend_factory
-
+    framework = "plain" if framework == "builtin" else framework
+    variants = [f"{framework}+{key}" for key in options if "+" not in framework]
+    framework = next((v for v in variants if v in list_backends()), framework)
     spec = check_framework(framework)
     if spec is not None and not spec.framework_installed():
         from mempursuit_core.plugins import AdapterNotInstalledError
@@ -137,8 +140,6 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
             f"the {framework} store needs the {spec.framework!r} package, which is not "
             f"installed: {spec.hint}")
     factory = backend_factory(framework)
-    if framework == "mem0" and "config" in options:  # your own Mem0 store, read-only
-        from .backends.mem0_existing import ExistingMem0Backend as factory
     if native_order != "dense":
         options.setdefault("native", native_order)
     _check_backend_options(framework, factory, options)
@@ -146,23 +147,30 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
 
 
 def check_framework(framework: str):
-    """The adapter spec of ``framework`` (``None`` for the built-in ``plain`` store, or for a
-    store registered with no adapter of its name); a name with no store registered through the
-    ``register_eval_backends`` hook is an ``UnknownNameError`` listing ``plain`` and every store."""
-    if framework in ("plain", "builtin"):
-        return None
+    """The adapter spec of ``framework`` (of ``NAME`` for a ``NAME+OPTION`` store; ``None`` for
+    the harness's ``plain`` store, or for a store registered with no adapter of its name); a
+    name with no store registered through the ``register_eval_backends`` hook is an
+    ``UnknownNameError`` listing every store."""
     from mempursuit_core.plugins import UnknownNameError, list_adapters
     from .backends import list_backends
 
+    framework = "plain" if framework == "builtin" else framework
     stores = list_backends()
     if framework not in stores:
-        raise UnknownNameError("framework", framework, ["plain", *stores])
-    return list_adapters().get(framework)
+        raise UnknownNameError("framework", framework, list(stores))
+    return list_adapters().get(framework.partition("+")[0])
 
 
 def _check_backend_options(framework: str, factory: Callable, options: dict) -> None:
     """``ValueError`` naming the first ``--backend-opt`` the store's factory does not take and
-    the options it does (read from its signature)."""
+    the options it does (read from its signature), or the first whose value its
+    ``option_constraints`` (``{option: allowed values}``) rule out."""
+    allowed = getattr(factory, "option_constraints", None) or {}
+    for key, value in options.items():
+        if key in allowed and value not in allowed[key]:
+            raise ValueError(
+                f"--backend-opt {key}: the {framework} store takes {key} = "
+                f"{' | '.join(map(str, allowed[key]))}, got {value!r}")
     accepted = factory_options(factory)
     if accepted is None:
         return
@@ -199,16 +207,12 @@ def accepts(fn: Callable, name: str) -> bool:
         return False
 
 
-#: Loggers whose WARNING / INFO lines are the framework talking to itself while the harness
-#: builds and reads its own store (e.g. Mem0's "Resetting all memories" on the harness's fresh
-#: store, or its notes about optional packages): held back to ERROR during a run.
-FRAMEWORK_LOGGERS = {"mem0": ("mem0",)}
-
-
-def _hold_back_framework_logs(framework: str) -> Callable[[], None]:
-    """Raise the framework's loggers (:data:`FRAMEWORK_LOGGERS`) to ERROR; returns the function
-    that restores their levels."""
-    loggers = [logging.getLogger(name) for name in FRAMEWORK_LOGGERS.get(framework, ())]
+def _hold_back_framework_logs(store) -> Callable[[], None]:
+    """Raise the loggers the store declares (its ``loggers`` attribute: the framework talking
+    to itself while the harness builds and reads its own store, e.g. Mem0's "Resetting all
+    memories" on the harness's fresh store) to ERROR; returns the function that restores their
+    levels."""
+    loggers = [logging.getLogger(name) for name in getattr(store, "loggers", ())]
     saved = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(max(lg.getEffectiveLevel(), logging.ERROR))
@@ -256,7 +260,8 @@ def open_store(cfg, units: Sequence[MemoryUnit], embedder, cache_root: Path | No
                log: Callable[[str], None] = lambda m: None) -> Iterator[OpenedStore]:
     """Build ``cfg.framework``'s store from ``units`` (or reopen an earlier build), and close it.
 
-    The framework's own chatter is held back while the store is open (:data:`FRAMEWORK_LOGGERS`).
+    The framework's own chatter (the loggers the store names in its ``loggers`` attribute) is
+    held back while the store is open.
     A build interrupted or unusable is removed and redone; a finished one is marked done.
     """
     store_options = dict(cfg.backend_options)
@@ -264,13 +269,8 @@ def open_store(cfg, units: Sequence[MemoryUnit], embedder, cache_root: Path | No
         store_options["dataset_signals"] = True
     if cfg.mem0_config:
         store_options["config"] = cfg.mem0_config
-    restore_logs = _hold_back_framework_logs(cfg.framework)
-    try:
-        store = build_backend(cfg.framework, native_order=cfg.native_order,
-                              options=store_options)
-    except BaseException:
-        restore_logs()
-        raise
+    store = build_backend(cfg.framework, native_order=cfg.native_order, options=store_options)
+    restore_logs = _hold_back_framework_logs(store)
     tmp_ctx = None
     try:
         loader = getattr(store, "load_existing", None)

@@ -56,6 +56,8 @@ class PlainStore:
         BM25 parameters.
     """
 
+    option_constraints = {"native": NATIVE_ORDERS}
+
     def __init__(self, native: str = "dense", *, signals: bool = True, k1: float = 1.2,
                  b: float = 0.75):
         if native not in NATIVE_ORDERS:

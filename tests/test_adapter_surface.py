@@ -1,5 +1,10 @@
-"""Every adapter takes the same read options, with the same defaults (mempursuit_core.options)."""
+"""Every adapter takes the same read options, with the same defaults (mempursuit_core.options).
 
+The adapters are those the distribution's entry points register, one test per adapter: one
+whose framework is missing is a skip that says so, never left out."""
+
+import dataclasses
+import importlib
 import inspect
 
 import pytest
@@ -7,63 +12,65 @@ import pytest
 from mempursuit_core import DEFAULT_POLICY
 from mempursuit_core.options import DEFAULT_POOL, ReadOptions
 
+from shipped import shipped_adapters, top_package
+
+#: Every adapter the distribution's entry points register (tests/shipped.py).
+ADAPTERS = shipped_adapters()
+
 SHARED = ("k", "pool", "policy", "policy_options", "strict")
 
 
-def _constructors():
-    from mempursuit_lightmem.adapter import MemPursuitLightMemory
-    from mempursuit_memorybank.store import MemoryBankStore
-    from mempursuit_simplemem.adapter import MemPursuitRetriever
-
-    found = {"lightmem": MemPursuitLightMemory.__init__, "simplemem": MemPursuitRetriever.__init__,
-             "memorybank": MemoryBankStore.__init__}
-    try:  # the framework adapters whose modules import their framework
-        from mempursuit_llamaindex.postprocessor import MemPursuitPostprocessor
-
-        found["llamaindex"] = MemPursuitPostprocessor.__init__
-    except ImportError:
-        pass
-    try:
-        from mempursuit_langchain.compressor import MemPursuitCompressor, MemPursuitRetriever
-
-        found["langchain"] = MemPursuitCompressor.__init__
-        found["langchain retriever"] = MemPursuitRetriever.__init__
-    except ImportError:
-        pass
-    try:
-        from mempursuit_langgraph.store import MemPursuitStore
-    except ImportError:  # LangGraph not installed
-        pass
-    else:
-        found["langgraph"] = MemPursuitStore.__init__
+def _surfaces(spec) -> dict[str, type]:
+    """The classes of an adapter's module that take the read options (a ``policy_options``
+    parameter or dataclass field), defined in the adapter's own package."""
+    module = importlib.import_module(spec.module)
+    own = top_package(spec)
+    found = {}
+    for name in sorted(set(vars(module)) | set(getattr(module, "__all__", ()))):  # lazy exports
+        obj = getattr(module, name)
+        if not inspect.isclass(obj) or obj.__module__.split(".")[0] != own:
+            continue
+        names = ({f.name for f in dataclasses.fields(obj)} if dataclasses.is_dataclass(obj)
+                 else set(inspect.signature(obj.__init__).parameters))
+        if "policy_options" in names:
+            found[f"{spec.name} {name}"] = obj
     return found
 
 
-def test_the_same_option_names_everywhere():
-    from mempursuit_mem0.settings import MemPursuitSettings
+def _adapter(name: str) -> dict[str, type]:
+    spec = ADAPTERS[name]
+    if not spec.framework_installed():
+        pytest.skip(f"the {name} adapter's module needs {spec.framework!r}: {spec.hint}")
+    found = _surfaces(spec)
+    assert found, f"{spec.module} has no class taking the shared read options"
+    return found
 
-    import dataclasses
 
-    mem0_fields = {f.name for f in dataclasses.fields(MemPursuitSettings)}
-    assert set(SHARED) <= mem0_fields
-    for name, init in _constructors().items():
-        params = inspect.signature(init).parameters
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+def test_the_same_option_names_everywhere(name):
+    for where, cls in _adapter(name).items():
+        if dataclasses.is_dataclass(cls):  # a settings object (Mem0's)
+            assert set(SHARED) <= {f.name for f in dataclasses.fields(cls)}, where
+            continue
+        params = inspect.signature(cls.__init__).parameters
         missing = [p for p in SHARED if p not in params]
-        assert not missing, f"{name} lacks {missing}"
-        assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in SHARED), name
+        assert not missing, f"{where} lacks {missing}"
+        assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in SHARED), where
 
 
-def test_the_same_defaults_everywhere():
-    from mempursuit_mem0.settings import MemPursuitSettings
-
-    mem0 = MemPursuitSettings()
-    assert (mem0.k, mem0.pool, mem0.policy, mem0.strict) == (None, DEFAULT_POOL, DEFAULT_POLICY, False)
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+def test_the_same_defaults_everywhere(name):
     built = ReadOptions.build("x")
     assert (built.k, built.pool, built.policy, built.strict) == (None, 200, DEFAULT_POLICY, False)
-    for name, init in _constructors().items():
-        params = inspect.signature(init).parameters
+    for where, cls in _adapter(name).items():
+        if dataclasses.is_dataclass(cls):  # a settings object holds the defaults themselves
+            settings = cls()
+            assert (settings.k, settings.pool, settings.policy, settings.strict) == (
+                None, DEFAULT_POOL, DEFAULT_POLICY, False), where
+            continue
+        params = inspect.signature(cls.__init__).parameters
         # None means "the shared default": ReadOptions.build fills it in
-        assert all(params[p].default is None for p in SHARED), name
+        assert all(params[p].default is None for p in SHARED), where
 
 
 def test_old_names_map_with_a_warning_and_conflicts_are_errors():

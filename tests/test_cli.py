@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import clustered
 from mempursuit_core import select
@@ -59,8 +60,10 @@ def test_adapters_and_selectors_commands(capsys):
     assert "mempursuit-adaptive" in deprecated and "mempursuit:adaptive=true" in deprecated
     assert main(["adapters", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
-    for spec in listing.values():
+    for name, spec in listing.items():
         assert isinstance(spec["installed"], bool) and spec["install"]
+        # which plugin registered it, from which distribution (the built-ins: this one)
+        assert spec["plugin"] == name and spec["distribution"].startswith("mempursuit ")
 
 
 def test_python_dash_m_entry_point():
@@ -76,6 +79,7 @@ def test_bench_writes_no_file_unless_asked(tmp_path, monkeypatch):
     assert build_parser().parse_args(["bench"]).out is None
 
 
+@pytest.mark.slow
 def test_bench_quick_writes_json(tmp_path):
     from mempursuit_core import bench
 

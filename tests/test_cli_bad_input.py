@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from test_eval_errors import _beam, _lme_record, _sample
-from test_eval_openai_embed import Server, hash_vector
+from embed_server import Server, hash_vector
+from eval_samples import beam_root, lme_record, sample
+
+pytestmark = pytest.mark.slow  # each case runs the command line in a subprocess
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "MEMPURSUIT_PLUGINS": "", "OMP_NUM_THREADS": "1",
@@ -53,7 +55,7 @@ def _eval(tmp_path, data, *extra, dataset="locomo"):
 
 @pytest.fixture
 def locomo(tmp_path):
-    return _write(tmp_path / "locomo10.json", [_sample("conv-1"), _sample("conv-2")])
+    return _write(tmp_path / "locomo10.json", [sample("conv-1"), sample("conv-2")])
 
 
 # --------------------------------------------------------------------------------------------
@@ -141,20 +143,20 @@ def test_subcommand_typo_is_one_line():
 # --------------------------------------------------------------------------------------------
 
 def _locomo_without(tmp_path, where):
-    s = _sample("conv-1")
+    s = sample("conv-1")
     if where == "qa":
         del s["qa"]
     else:
         del s["conversation"]["session_1"][0]["text"]
-    return _write(tmp_path / "locomo10.json", [s, _sample("conv-2")])
+    return _write(tmp_path / "locomo10.json", [s, sample("conv-2")])
 
 
-def _lme(tmp_path, records):
+def lme_file(tmp_path, records):
     return _write(tmp_path / "longmemeval_s.json", records)
 
 
 def _truncated_gz(tmp_path):
-    raw = gzip.compress(json.dumps([_lme_record("q1"), _lme_record("q2")]).encode())
+    raw = gzip.compress(json.dumps([lme_record("q1"), lme_record("q2")]).encode())
     path = tmp_path / "longmemeval_s.json.gz"
     path.write_bytes(raw[: len(raw) // 2])
     return path
@@ -168,7 +170,7 @@ def _deep(tmp_path):
 
 def _cut(tmp_path):
     path = tmp_path / "locomo10.json"
-    path.write_text(json.dumps([_sample("conv-1")])[:150])  # ends inside a string
+    path.write_text(json.dumps([sample("conv-1")])[:150])  # ends inside a string
     return path
 
 
@@ -183,7 +185,7 @@ def _jsonl_two_meta(tmp_path):
 def _beam_string_ids(tmp_path):
     def mutate(probing):
         probing["information_extraction"][0]["source_chat_ids"] = "0"
-    return _beam(tmp_path, None, mutate)
+    return beam_root(tmp_path, None, mutate)
 
 
 DATA_CASES = {
@@ -195,10 +197,10 @@ DATA_CASES = {
                                  ["locomo10.json", "not valid JSON at line 1 column",
                                   "Unterminated string starting at"]),
     "LongMemEval top level an object": (
-        "longmemeval", lambda t: _lme(t, {"q1": _lme_record("q1")}),
+        "longmemeval", lambda t: lme_file(t, {"q1": lme_record("q1")}),
         ["longmemeval_s.json", "the top level is an object", "put a single record in [ ]"]),
     "LongMemEval duplicate question_id": (
-        "longmemeval", lambda t: _lme(t, [_lme_record("q1"), _lme_record("q1")]),
+        "longmemeval", lambda t: lme_file(t, [lme_record("q1"), lme_record("q1")]),
         ["longmemeval_s.json: record 1", "question_id 'q1' repeats record 0"]),
     "LoCoMo conversation without qa": (
         "locomo", lambda t: _locomo_without(t, "qa"),

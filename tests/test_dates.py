@@ -88,6 +88,7 @@ def test_date_channel_checks_its_signal(rng):
             get_selector("centered-fusion", **bad)
 
 
+@pytest.mark.slow  # a real benchmark file or model
 def test_no_longmemeval_question_names_a_date():
     """docs/results.md says the date channel never fires on LongMemEval-S (today's default and
     the round-2 default order its pools the same way); this checks that claim on the benchmark

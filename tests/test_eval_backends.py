@@ -24,8 +24,7 @@ from mempursuit_core.plugins import UnknownNameError, get_plugin_manager, list_e
 from mempursuit_eval.backends import backend_factory, list_backends
 from mempursuit_eval.runner import build_backend, check_framework, run_eval
 from mempursuit_eval.store import PlainStore
-from test_eval_errors import _locomo
-from test_eval_report import HashEmbedder
+from eval_samples import HashEmbedder, locomo_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT_IN = {"mem0", "lightmem", "simplemem", "memorybank", "llamaindex", "langgraph"}
@@ -44,10 +43,21 @@ class ToyStore(PlainStore):
         ToyStore.built.append(tag)
 
 
+class ToyVariant(ToyStore):
+    """``toy`` given the ``path`` option: a ``NAME+OPTION`` store takes over ``NAME``."""
+
+    option_constraints = {"tag": ("toy", "mine")}
+
+    def __init__(self, path: str, *, tag: str = "toy"):
+        super().__init__(tag=tag)
+        self.path = path
+
+
 class ToyPlugin:
     @hookimpl
     def register_eval_backends(self, register):
         register("toy", ToyStore, "the plain store under another name (a test plugin)")
+        register("toy+path", ToyVariant, "the toy store given a path")
 
 
 @pytest.fixture
@@ -61,7 +71,7 @@ def toy_plugin():
 
 
 def _run(tmp_path, **kw):
-    return run_eval(dataset="locomo", data=str(_locomo(tmp_path)), embedder=HashEmbedder(),
+    return run_eval(dataset="locomo", data=str(locomo_file(tmp_path)), embedder=HashEmbedder(),
                     k=(1, 2), pool=4, no_cache=True, bootstrap=10, latency_sample=0,
                     progress=False, plots=False, **kw)
 
@@ -133,14 +143,14 @@ def test_a_plugin_store_runs_with_no_harness_change(toy_plugin, tmp_path):
 def test_a_plugin_store_from_the_command_line(toy_plugin, tmp_path, capsys):
     pytest.importorskip("onnxruntime", reason='the default embedder needs "mempursuit[embed]"')
     out = tmp_path / "run"
-    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(_locomo(tmp_path)),
+    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(locomo_file(tmp_path)),
                    "--framework", "toy", "--backend-opt", "tag=cli", "--k", "1", "2",
                    "--pool", "4", "--bootstrap", "10", "--latency-sample", "0", "--no-plots",
                    "--no-cache", "--embed-threads", "1", "--quiet", "--out", str(out)])
     assert rc == 0, capsys.readouterr().err
     assert ToyStore.built == ["cli"]
     assert json.loads((out / "summary.json").read_text())["framework"] == "toy"
-    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(_locomo(tmp_path)),
+    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(locomo_file(tmp_path)),
                    "--framework", "toy", "--backend-opt", "bogus=1", "--no-cache", "--quiet"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err == ("mempursuit eval: --backend-opt bogus: the toy store has no option "
@@ -150,14 +160,27 @@ def test_a_plugin_store_from_the_command_line(toy_plugin, tmp_path, capsys):
 def test_unknown_framework_lists_plain_and_every_store(toy_plugin, tmp_path, capsys):
     with pytest.raises(UnknownNameError) as info:
         check_framework("nope")
-    assert info.value.known == sorted(["plain", *list_backends()]) and "toy" in info.value.known
-    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(_locomo(tmp_path)),
+    assert info.value.known == sorted(list_backends()) and "toy" in info.value.known
+    assert {"plain", "mem0+config"} <= set(info.value.known)  # registered through the hook too
+    rc = cli_main(["eval", "--dataset", "locomo", "--data", str(locomo_file(tmp_path)),
                    "--framework", "nope", "--no-cache", "--quiet"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1, err
     assert err.startswith("mempursuit eval: unknown framework 'nope'; registered: ")
     for name in ("plain", "toy", *BUILT_IN):
         assert name in err.split("registered: ")[1].split(", "), (name, err)
+
+
+def test_a_store_variant_and_its_declared_constraints(toy_plugin):
+    assert type(build_backend("toy")) is ToyStore
+    variant = build_backend("toy", options={"path": "here"})  # as mem0 + --mem0-config
+    assert type(variant) is ToyVariant and variant.path == "here"
+    with pytest.raises(ValueError, match=r"--backend-opt tag: the toy\+path store takes tag = "
+                                         r"toy \| mine, got 'other'"):
+        build_backend("toy", options={"path": "here", "tag": "other"})
+    with pytest.raises(ValueError, match=r"--backend-opt native: the plain store takes native "
+                                         r"= dense \| hybrid, got 'sparse'"):
+        build_backend("plain", options={"native": "sparse"})
 
 
 def test_a_store_gone_after_unregister():

@@ -13,7 +13,7 @@ from mempursuit_core.cli import main as cli_main
 from mempursuit_eval.datasets import (DATASETS, UNIT_KINDS, DatasetFormatError, checks,
                                       load_dataset, select_questions)
 from mempursuit_eval.datasets.custom import CustomDataError, load_custom, write_custom
-from test_eval_errors import _beam, _lme_record, _locomo
+from eval_samples import beam_root, lme_record, locomo_file
 
 CUSTOM = {"memories": [{"id": "m1", "text": "Rex is a dog.", "session": "s1"},
                        {"id": "m2", "text": "I like hiking.", "session": "s2"}],
@@ -25,8 +25,8 @@ CUSTOM = {"memories": [{"id": "m1", "text": "Rex is a dog.", "session": "s1"},
 
 
 def _lme_file(tmp_path, name):
-    rec = _lme_record("q1")
-    abstain = {**_lme_record("q2_abs"), "answer_session_ids": []}
+    rec = lme_record("q1")
+    abstain = {**lme_record("q2_abs"), "answer_session_ids": []}
     path = tmp_path / name
     path.write_text(json.dumps([rec, abstain]))
     return path
@@ -41,7 +41,7 @@ def _custom(tmp_path):
 def _beam_file(tmp_path):
     abstain = [{"question": "What is my cat's name?", "answer": "not mentioned",
                 "source_chat_ids": []}]
-    return _beam(tmp_path, None, lambda probing: probing.update(abstention=abstain))
+    return beam_root(tmp_path, None, lambda probing: probing.update(abstention=abstain))
 
 
 #: A small file of each dataset's format (a new row of DATASETS needs one here).
@@ -121,7 +121,7 @@ def _locomo_turn_text(tmp_path, value):
             del turn["text"]
         else:
             turn["text"] = value
-    return _locomo(tmp_path, mutate)
+    return locomo_file(tmp_path, mutate)
 
 
 def _custom_memory_text(tmp_path, value):
@@ -172,7 +172,7 @@ def test_benchmark_and_custom_report_a_bad_field_through_the_same_check(
 
 
 def test_a_converted_benchmark_reads_back_with_the_same_checks(tmp_path):
-    ds = load_dataset("beam", _beam(tmp_path), download=False)
+    ds = load_dataset("beam", beam_root(tmp_path), download=False)
     back = load_dataset("custom", write_custom(ds, tmp_path / "beam.jsonl"))
     assert [(u.uid, u.text, u.session_id) for u in back.units] == \
         [(u.uid, u.text, u.session_id) for u in ds.units]
@@ -184,8 +184,8 @@ def test_a_repeated_record_id_is_refused_by_each_benchmark(tmp_path):
     def repeat(data):
         data[1]["sample_id"] = data[0]["sample_id"]
     with pytest.raises(DatasetFormatError, match="sample_id 'conv-1' repeats conversation 0"):
-        load_dataset("locomo", _locomo(tmp_path, repeat))
+        load_dataset("locomo", locomo_file(tmp_path, repeat))
     path = tmp_path / "longmemeval_s.json"
-    path.write_text(json.dumps([_lme_record("q1"), _lme_record("q1")]))
+    path.write_text(json.dumps([lme_record("q1"), lme_record("q1")]))
     with pytest.raises(DatasetFormatError, match="question_id 'q1' repeats record 0"):
         load_dataset("longmemeval", path)

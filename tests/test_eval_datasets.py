@@ -165,6 +165,7 @@ def test_longmemeval_oracle_and_plain_json(tmp_path):
         load_longmemeval(p, units="observations")
 
 
+@pytest.mark.slow  # a real benchmark file or model
 @needs_data
 def test_longmemeval_s():
     ds = load_longmemeval(LME_S)

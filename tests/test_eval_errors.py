@@ -17,77 +17,7 @@ from mempursuit_core.cli import main as cli_main
 from mempursuit_eval.cache import EmbeddingCache, text_key
 from mempursuit_eval.datasets import load_locomo
 
-
-# --------------------------------------------------------------------------------------------
-# tiny benchmark files
-# --------------------------------------------------------------------------------------------
-
-def _sample(sid):
-    return {
-        "sample_id": sid,
-        "conversation": {
-            "speaker_a": "A", "speaker_b": "B",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "I adopted a dog named Rex."},
-                          {"speaker": "B", "dia_id": "D1:2", "text": "Nice, what breed?"}],
-            "session_2_date_time": "2:00 pm on 9 May, 2023",
-            "session_2": [{"speaker": "A", "dia_id": "D2:1", "text": "Rex is a beagle."},
-                          {"speaker": "B", "dia_id": "D2:2", "text": "I went hiking on Sunday."}],
-        },
-        "qa": [{"question": "What is the dog's name?", "answer": "Rex", "evidence": ["D1:1"],
-                "category": 4},
-               {"question": "What breed is Rex?", "answer": "beagle", "evidence": ["D2:1"],
-                "category": 4}],
-    }
-
-
-def _locomo(tmp_path, mutate=None):
-    data = [_sample("conv-1"), _sample("conv-2")]
-    if mutate is not None:
-        mutate(data)
-    path = tmp_path / "locomo10.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
-def _lme_record(qid):
-    return {
-        "question_id": qid, "question_type": "single-session-user",
-        "question": "What is my dog's name?", "answer": "Rex",
-        "question_date": "2023/05/20 (Sat) 10:00",
-        "haystack_session_ids": ["s1", "s2"],
-        "haystack_dates": ["2023/05/08 (Mon) 13:56", "2023/05/09 (Tue) 14:00"],
-        "haystack_sessions": [
-            [{"role": "user", "content": "My dog is Rex.", "has_answer": True},
-             {"role": "assistant", "content": "Nice."}],
-            [{"role": "user", "content": "I like hiking."}]],
-        "answer_session_ids": ["s1"],
-    }
-
-
-def _lme(tmp_path, mutate):
-    data = [_lme_record("q1"), _lme_record("q2")]
-    mutate(data)
-    path = tmp_path / "longmemeval_s.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
-def _beam(tmp_path, mutate_chat=None, mutate_probing=None):
-    chat = [{"batch_number": 1, "time_anchor": "March-15-2024", "turns": [
-        [{"role": "user", "id": 0, "content": "I plan a launch on April 2."},
-         {"role": "assistant", "id": 1, "content": "Good luck with the launch."}]]}]
-    probing = {"information_extraction": [
-        {"question": "When is the launch?", "answer": "April 2", "source_chat_ids": [0]}]}
-    if mutate_chat is not None:
-        mutate_chat(chat)
-    if mutate_probing is not None:
-        mutate_probing(probing)
-    root = tmp_path / "100K"
-    (root / "1" / "probing_questions").mkdir(parents=True)
-    (root / "1" / "chat.json").write_text(json.dumps(chat))
-    (root / "1" / "probing_questions" / "probing_questions.json").write_text(json.dumps(probing))
-    return root
+from eval_samples import beam_root, lme_file, lme_record, locomo_file, sample
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,14 +114,14 @@ LOCOMO_CASES = {
 @pytest.mark.parametrize("case", list(LOCOMO_CASES))
 def test_locomo_bad_record_is_one_line_naming_file_and_field(case, tmp_path, capsys, guard):
     mutate, needles = LOCOMO_CASES[case]
-    path = _locomo(tmp_path, mutate)
+    path = locomo_file(tmp_path, mutate)
     line = _one_line_error(capsys, _argv(path, tmp_path), str(path), *needles)
     assert "fix or remove that record" in line
     _nothing_written(tmp_path)
 
 
 def test_locomo_evidence_given_as_one_string_is_one_id(tmp_path):
-    path = _locomo(tmp_path, _set([0, "qa", 1, "evidence"], "D2:1"))
+    path = locomo_file(tmp_path, _set([0, "qa", 1, "evidence"], "D2:1"))
     q = load_locomo(path).questions[1]
     assert q.gold_turns == ("conv-1/D2:1",) and q.unresolved_evidence == ()
 
@@ -215,7 +145,7 @@ LME_CASES = {
 @pytest.mark.parametrize("case", list(LME_CASES))
 def test_longmemeval_bad_record_is_one_line(case, tmp_path, capsys, guard):
     mutate, needles = LME_CASES[case]
-    path = _lme(tmp_path, mutate)
+    path = lme_file(tmp_path, mutate)
     _one_line_error(capsys, _argv(path, tmp_path, dataset="longmemeval"), str(path), *needles)
     _nothing_written(tmp_path)
 
@@ -234,7 +164,7 @@ BEAM_CASES = {
 @pytest.mark.parametrize("case", list(BEAM_CASES))
 def test_beam_bad_record_is_one_line(case, tmp_path, capsys, guard):
     chat, probing, needles = BEAM_CASES[case]
-    root = _beam(tmp_path, chat, probing)
+    root = beam_root(tmp_path, chat, probing)
     _one_line_error(capsys, _argv(root, tmp_path, dataset="beam"), str(root / "1"), *needles)
     _nothing_written(tmp_path)
 
@@ -261,7 +191,7 @@ def test_unknown_policy_option_fails_before_the_data(argv, needles, tmp_path, ca
 # --------------------------------------------------------------------------------------------
 
 def test_out_naming_an_existing_file_fails_before_any_work(tmp_path, capsys, guard):
-    path = _locomo(tmp_path)
+    path = locomo_file(tmp_path)
     out = tmp_path / "results.txt"
     out.write_text("keep me\n")
     _one_line_error(capsys, _argv(path, tmp_path, out=out), f"--out {out}", "existing file")
@@ -270,7 +200,7 @@ def test_out_naming_an_existing_file_fails_before_any_work(tmp_path, capsys, gua
 
 
 def test_out_under_a_file_fails_before_any_work(tmp_path, capsys, guard):
-    path = _locomo(tmp_path)
+    path = locomo_file(tmp_path)
     blocker = tmp_path / "runs"
     blocker.write_text("")
     out = blocker / "eval-1"
@@ -287,7 +217,7 @@ def test_failure_while_writing_leaves_no_output_folder(tmp_path, monkeypatch):
         raise RuntimeError("disk went away")
 
     monkeypatch.setattr(report, "markdown_report", broken)
-    path = _locomo(tmp_path)
+    path = locomo_file(tmp_path)
     with pytest.raises(RuntimeError, match="disk went away"):
         cli_main(_argv(path, tmp_path, "--quiet", "--embed-threads", "1"))
     out = tmp_path / "run"
@@ -312,7 +242,7 @@ def test_read_only_cache_fails_before_embedding(tmp_path, capsys, guard, monkeyp
 
     monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     try:
-        path = _locomo(tmp_path)
+        path = locomo_file(tmp_path)
         _one_line_error(capsys, _argv(path, tmp_path, cache=cache), str(cache),
                         "not writable", "--cache-dir", "--no-cache")
     finally:
@@ -325,7 +255,7 @@ def test_cache_path_that_is_or_lies_under_a_file(where, tmp_path, capsys, guard)
     blocker = tmp_path / "blocker"
     blocker.write_text("")
     cache = blocker if where == "is the file" else blocker / "cache"
-    path = _locomo(tmp_path)
+    path = locomo_file(tmp_path)
     _one_line_error(capsys, _argv(path, tmp_path, cache=cache), str(cache), "is a file",
                     "--cache-dir")
     assert blocker.is_file() and blocker.read_text() == ""
@@ -343,7 +273,7 @@ def test_truncated_cache_shard_names_the_shard(tmp_path, capsys, guard):
     shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])  # truncated
     with pytest.raises(CacheError, match=shard.name):
         EmbeddingCache(cache, _Guard.fingerprint)
-    path = _locomo(tmp_path)
+    path = locomo_file(tmp_path)
     _one_line_error(capsys, _argv(path, tmp_path, cache=cache), str(shard), "corrupt",
                     "delete that file")
     assert sorted(p.name for p in shards.dir.iterdir()) == [shard.name]  # nothing new written

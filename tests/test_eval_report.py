@@ -4,7 +4,6 @@ warning when K reaches the pool, LongMemEval's metric names, and plots that say 
 Runs use the Python API with a small deterministic embedder (no model) on a tiny LoCoMo file.
 """
 
-import hashlib
 import json
 
 import numpy as np
@@ -12,24 +11,13 @@ import pytest
 
 from mempursuit_eval.metrics import LONGMEMEVAL_NAMES, ndcg_any, selection_metrics
 from mempursuit_eval.runner import run_eval
-from test_eval_errors import _sample
 
-
-class HashEmbedder:
-    name = "hash"
-    fingerprint = "hash-v1"
-    dim = 16
-
-    def encode(self, texts, **kw):
-        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], dtype=np.uint8)
-                .astype(np.float32) - 127.5 for t in texts]
-        out = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
+from eval_samples import HashEmbedder, sample
 
 
 def _run(tmp_path, k, **kw):
     data = tmp_path / "locomo10.json"
-    data.write_text(json.dumps([_sample("conv-1"), _sample("conv-2")]))
+    data.write_text(json.dumps([sample("conv-1"), sample("conv-2")]))
     out = tmp_path / f"run-{'-'.join(map(str, k))}"
     run_eval(dataset="locomo", data=str(data), embedder=HashEmbedder(), k=k, pool=4, out=str(out),
              no_cache=True, bootstrap=50, latency_sample=0, progress=False, plots=False, **kw)
@@ -115,6 +103,7 @@ def test_mem0s_own_chatter_stays_out_of_a_run(tmp_path, monkeypatch, caplog, cap
 
     class Chatty(PlainStore):
         name = "mem0"
+        loggers = ("mem0",)  # a store declares the loggers held back while it is open
 
         def build(self, *a, **kw):
             logging.getLogger("mem0.memory.main").warning("Resetting all memories")

@@ -55,6 +55,7 @@ def locomo_run(cache, embedder, tmp_path_factory):
     return summary, out
 
 
+@pytest.mark.slow  # a real benchmark file or model
 def test_locomo_run_writes_everything(locomo_run):
     summary, out = locomo_run
     for name in ("config.json", "questions.jsonl", "summary.json", "summary.md"):
@@ -90,6 +91,7 @@ def test_locomo_run_writes_everything(locomo_run):
     assert cfg["k"] == [5, 10, 20] and cfg["embedder_fingerprint"].startswith("all-MiniLM")
 
 
+@pytest.mark.slow  # shares the LoCoMo run of test_locomo_run_writes_everything
 def test_without_selection_equals_native_top_k(locomo_run, cache, embedder):
     """The w/o policy keeps exactly the store's exact-cosine top K, independently recomputed."""
     _, out = locomo_run
@@ -109,6 +111,7 @@ def test_without_selection_equals_native_top_k(locomo_run, cache, embedder):
         assert set(r["selections"]["mempursuit"]["order"]) <= set(range(len(r["pool"])))
 
 
+@pytest.mark.slow  # shares the LoCoMo run of test_locomo_run_writes_everything
 def test_prefixes_equal_per_k_runs(locomo_run, cache, embedder):
     """Taking prefixes of the largest K gives the same answers as running every K."""
     summary, _ = locomo_run
@@ -162,6 +165,7 @@ def test_a_plugin_selector_runs_with_no_harness_change(cache, embedder):
 
 @pytest.mark.skipif(not (DATA / "longmemeval" / "longmemeval_oracle.json.gz").exists(),
                     reason="LongMemEval benchmark file not in ../shared/data")
+@pytest.mark.slow  # a real benchmark file or model
 def test_longmemeval_oracle_few_questions(cache, embedder):
     s = run_eval(**_base(cache, embedder, dataset="longmemeval-oracle",
                          data=str(DATA / "longmemeval" / "longmemeval_oracle.json.gz"), limit=3,
@@ -173,6 +177,7 @@ def test_longmemeval_oracle_few_questions(cache, embedder):
 
 @pytest.mark.skipif(not (DATA / "beam" / "100K").exists(),
                     reason="BEAM benchmark files not in ../shared/data")
+@pytest.mark.slow  # a real benchmark file or model
 def test_beam_few_questions(tmp_path):
     short = get_embedder("minilm", max_length=64, threads=2)  # long messages: keep the test quick
     s = run_eval(dataset="beam", data=str(DATA / "beam" / "100K"), groups=["4"], limit=4,
@@ -222,6 +227,7 @@ def test_policy_variants_in_one_run(cache, embedder):
     assert s["results"]["mmr:lam=1.0"]["10"]["overall"]["replaced"] == 0.0
 
 
+@pytest.mark.slow  # shares the LoCoMo run of test_locomo_run_writes_everything
 def test_plots_are_skipped_with_a_note_without_matplotlib(locomo_run, tmp_path, monkeypatch):
     import sys
 

@@ -9,6 +9,8 @@ import pytest
 
 import frozen_orders as fo
 
+pytestmark = pytest.mark.slow  # computes every kept selector's orders on the fixture (and LoCoMo)
+
 FROZEN = json.loads(fo.FROZEN.read_text())
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each case runs pytest in a subprocess
+
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 
 MODULES = {

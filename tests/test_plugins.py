@@ -56,6 +56,48 @@ def test_inline_plugin_registers_a_selector(inline_plugin):
     assert sel.select(np.ones(2), np.eye(2)[[0, 1, 0]] + 0.5, 2).order.tolist() == [2, 1]
 
 
+class Wrapping:
+    """A hookwrapper and a ``tryfirst`` implementation: they work because the host calls the
+    real pluggy hook."""
+
+    def __init__(self):
+        self.seen = []
+
+    @hookimpl(wrapper=True)
+    def register_selectors(self, register):
+        self.seen.append("before")
+        result = yield
+        self.seen.append("after")
+        return result
+
+
+class Eager:
+    @hookimpl(tryfirst=True)
+    def register_selectors(self, register):
+        register("reverse", Selector, "called first by pluggy, registered after the inline one")
+
+
+def test_the_real_hook_is_called(inline_plugin):
+    pm = get_plugin_manager()
+    wrapper, eager = Wrapping(), Eager()
+    pm.register(wrapper, name="wrapper-test-plugin")
+    pm.register(eager, name="eager-test-plugin")
+    calls = []
+    undo = pm.add_hookcall_monitoring(lambda name, impls, kw: calls.append(name),
+                                      lambda *a: None)
+    try:
+        with pytest.warns(RuntimeWarning, match="'eager-test-plugin' registers 'reverse'.*"
+                                                "'inline-test-plugin' is kept"):
+            names = list_selectors()
+        assert wrapper.seen == ["before", "after"] and "register_selectors" in calls
+        # tryfirst orders the calls; a clash is still won by the plugin that joined first
+        assert get_selector("reverse").__class__ is Reverse and "reverse" in names
+    finally:
+        undo()
+        pm.unregister(wrapper)
+        pm.unregister(eager)
+
+
 def test_selector_gone_after_unregister():
     assert "reverse" not in list_selectors()
     with pytest.raises(UnknownNameError, match="reverse"):
@@ -109,6 +151,7 @@ def test_adapter_modules_import_without_their_frameworks():
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_allow_list_skips_unlisted_third_party_plugins(tmp_path):
     dist = tmp_path / "fakeplugin-0.1.dist-info"
     dist.mkdir()

@@ -459,3 +459,21 @@ def test_default_policy_leaves_unread_signals_unread(rng):
                           optional={"lexical": expensive})
     get_selector("centered-fusion", weight=0, adjacent=1.0).select(q, M, 5, signals=signals)
     assert ran == []
+
+
+def test_the_default_policys_options_are_declared_once_each_place():
+    """The signature (defaults), the constraints table (checks) and the docstring (meaning)
+    name the same options, so a new channel's weight cannot be half-added."""
+    import inspect
+    import re
+
+    from mempursuit_core.policies import CenteredFusion
+
+    signature = list(inspect.signature(CenteredFusion).parameters)
+    documented = re.findall(r"^    (\w+) : ", CenteredFusion.__doc__, flags=re.M)
+    assert set(signature) == set(CenteredFusion._parameter_constraints) == set(documented)
+    weights = {option for _, option, _ in CenteredFusion.CHANNELS}
+    assert weights <= set(signature)
+    built = CenteredFusion()
+    assert all(getattr(built, name) == inspect.signature(CenteredFusion).parameters[name].default
+               for name in signature)

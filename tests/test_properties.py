@@ -35,6 +35,8 @@ from mempursuit_core import get_selector, select, select_batch
 from conftest import current_names
 from mempursuit_core.builtins import DEPRECATED_ALIASES
 
+pytestmark = pytest.mark.slow  # hypothesis searches: the longest module of the unit suite
+
 SETTINGS = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])

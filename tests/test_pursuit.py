@@ -440,6 +440,7 @@ def test_bad_extension_options():
             select(np.ones(3), np.eye(3), 2, **kw)
 
 
+@pytest.mark.slow  # many threads on a large batch
 @pytest.mark.parametrize("layer", ["workqueue", "default"])
 def test_select_batch_from_several_threads(layer, tmp_path):
     """numba's workqueue layer aborts the process when two threads enter a parallel region at

@@ -54,7 +54,7 @@ def backend_factory(framework: str) -> Any:
     """
     backends = list_backends()
     if framework not in backends:
-        raise ValueError(f"no evaluation store for framework {framework!r}; available: plain, "
+        raise ValueError(f"no evaluation store for framework {framework!r}; available: "
                          f"{', '.join(sorted(backends))}")
     factory = backends[framework]
     if not isinstance(factory, str):

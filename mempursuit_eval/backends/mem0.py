@@ -113,6 +113,11 @@ class Mem0Backend:
         else is an error (Mem0's BM25 needs a hub model offline).
     """
 
+    #: Mem0's own loggers, held back while the harness builds its fresh store ("Resetting all
+    #: memories", notes about optional packages).
+    loggers = ("mem0",)
+    option_constraints = {"store": STORES}
+
     def __init__(self, store: str = "qdrant", *, threshold: float = 0.1, bulk: bool = True,
                  lexical: bool = False, native: str | None = None, batch_size: int = 256,
                  dataset_signals: bool = False):
