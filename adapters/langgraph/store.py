@@ -79,6 +79,18 @@ class QueryCapture(Embeddings):
         self._waiting: dict[str, int] = {}
         self._seen: dict[str, list[float]] = {}
 
+    # stands for the store's Embeddings: compares, hashes and answers as it does
+    def __eq__(self, other: object) -> bool:
+        return self.inner == (other.inner if isinstance(other, QueryCapture) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a half-built or copied capture)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     def expect(self, text: str) -> None:
         with self._lock:
             self._waiting[text] = self._waiting.get(text, 0) + 1
@@ -239,6 +251,14 @@ class MemPursuitStore(BaseStore):
         if name in MemPursuitStore.__slots__:  # not set yet (a half-built or copied wrapper)
             raise AttributeError(name)
         return getattr(self.store, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the wrapper's own fields here; any other attribute is the wrapped store's
+        # (``store.MIGRATIONS = ...`` before ``setup()``, as LangGraph's own tests do)
+        if name in MemPursuitStore.__slots__:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.store, name, value)
 
     def _reorders(self, op: Op) -> bool:
         return (isinstance(op, SearchOp) and bool(op.query) and op.limit > 0
