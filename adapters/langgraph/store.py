@@ -265,6 +265,52 @@ class MemPursuitStore(BaseStore):
                 and not (isinstance(self.options.policy, str) and self.options.policy == "native")
                 and getattr(self.store, "embeddings", None) is not None)
 
+    # The store's own methods for every call the wrapper does not change: a store may implement
+    # them otherwise than through batch (AsyncPostgresStore's sync calls from worker threads go
+    # through its batching queue on the event loop).
+
+    def _unchanged(self, query: str | None, limit: int) -> bool:
+        """True when a search is the store's own call (no query, or no policy and no ``k``)."""
+        if not query:
+            return True
+        return self.options.k is None and not self._reorders(SearchOp((), None, limit, 0, query))
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        return self.store.get(*args, **kwargs)
+
+    async def aget(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.store.aget(*args, **kwargs)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        return self.store.put(*args, **kwargs)
+
+    async def aput(self, *args: Any, **kwargs: Any) -> None:
+        return await self.store.aput(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> None:
+        return self.store.delete(*args, **kwargs)
+
+    async def adelete(self, *args: Any, **kwargs: Any) -> None:
+        return await self.store.adelete(*args, **kwargs)
+
+    def list_namespaces(self, *args: Any, **kwargs: Any) -> list[tuple[str, ...]]:
+        return self.store.list_namespaces(*args, **kwargs)
+
+    async def alist_namespaces(self, *args: Any, **kwargs: Any) -> list[tuple[str, ...]]:
+        return await self.store.alist_namespaces(*args, **kwargs)
+
+    def search(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
+               limit: int = 10, **kwargs: Any) -> list[SearchItem]:
+        if self._unchanged(query, limit):
+            return self.store.search(namespace_prefix, query=query, limit=limit, **kwargs)
+        return super().search(namespace_prefix, query=query, limit=limit, **kwargs)
+
+    async def asearch(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
+                      limit: int = 10, **kwargs: Any) -> list[SearchItem]:
+        if self._unchanged(query, limit):
+            return await self.store.asearch(namespace_prefix, query=query, limit=limit, **kwargs)
+        return await super().asearch(namespace_prefix, query=query, limit=limit, **kwargs)
+
     def _budgeted(self, ops: Iterable[Op]) -> list[Op]:
         """The ops, with ``k`` applied to query searches (``min(k, limit)``)."""
         if self.options.k is None:

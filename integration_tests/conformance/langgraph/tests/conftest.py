@@ -5,16 +5,19 @@ release, path and checksum). This file is the only thing swapped in: it replaces
 package's ``tests/conftest.py`` (a Docker server on ``localhost:5441``) and wraps every store
 the tests build.
 
-* **The store.** An autouse fixture, parametrized over the read policy (``native`` and the
-  project's default), replaces the store classes the test module imported (``InMemoryStore``,
+* **The store.** An autouse fixture, parametrized over the read policy (``native``, and the
+  project's default for every test with embeddings: :func:`pytest_generate_tests`), replaces the store classes the test module imported (``InMemoryStore``,
   ``SqliteStore``, ``AsyncSqliteStore``, ``PostgresStore``, ``AsyncPostgresStore``) by a
   subclass whose constructor (and so ``from_conn_string``) builds the real store and hands the
-  test ``MemPursuitStore(store, policy=...)``.
+  test ``MemPursuitStore(store, policy="native")`` or ``MemPursuitStore(store, strict=True)``.
 * **PostgreSQL.** PostgreSQL 16 + pgvector from the ``pgserver`` wheel (``pg_fixture.py``),
   started once per session by the first PostgreSQL test, on a Unix socket in a fresh folder.
   The tests read the server's address from the module constant :data:`DEFAULT_URI` (their
   ``from tests.conftest import DEFAULT_URI``), so the folder is chosen when this file is imported
   and the socket's path is written into the URI's host, percent-encoded.
+* **halfvec.** pgvector's ``halfvec`` type came in 0.7; the ``pgserver`` wheel (0.1.4) ships
+  pgvector 0.6.2, so there :data:`VECTOR_TYPES` is ``["vector"]`` and the ``halfvec`` cases
+  are not generated (they fail on that server with or without the wrapper).
 * **SQLite.** sqlite-vec needs ``sqlite3.Connection.enable_load_extension``, which some Python
   builds lack: there the stores' and aiosqlite's ``sqlite3`` is ``pysqlite3`` (the
   ``pysqlite3-binary`` wheel, .ci/requirements-langgraph.txt), as ``mempursuit eval`` does.
@@ -25,6 +28,8 @@ the tests build.
 
 from __future__ import annotations
 
+import atexit
+import importlib.util
 import shutil
 import sys
 import tempfile
@@ -33,8 +38,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from langgraph.store.base import SearchOp
 
-from mempursuit_core import DEFAULT_POLICY
 from mempursuit_langgraph import MemPursuitStore
 
 from tests.embed_test_utils import CharacterEmbeddings
@@ -47,11 +52,30 @@ __all__ = ["CharacterEmbeddings", "DEFAULT_URI", "VECTOR_TYPES"]
 #: What the PostgreSQL tests import from their conftest (the values of checkpoint-postgres 3.2.0's
 #: ``tests/conftest.py``, but for the server's address).
 VECTOR_TYPES = ["vector", "halfvec"]
+
+
+def _pgvector_version() -> tuple[int, ...]:
+    """The pgvector version the pgserver wheel ships (0 when it is not installed)."""
+    spec = importlib.util.find_spec("pgserver")  # not imported: it warns on import
+    if spec is None or not spec.submodule_search_locations:
+        return (0,)
+    for control in Path(spec.submodule_search_locations[0]).glob("pginstall/**/extension/vector.control"):
+        for line in control.read_text().splitlines():
+            if line.startswith("default_version"):
+                return tuple(int(p) for p in line.split("'")[1].split("."))
+    return (0,)
+
+
+if _pgvector_version() < (0, 7):  # pgserver 0.1.4 ships pgvector 0.6.2, before halfvec
+    VECTOR_TYPES = ["vector"]
 _PGDATA = Path(tempfile.mkdtemp(prefix="mp-lgconf-"))  # short: the Unix socket lies in it
+atexit.register(shutil.rmtree, _PGDATA, ignore_errors=True)
 DEFAULT_URI = f"postgresql://postgres@{quote(str(_PGDATA), safe='')}/postgres"
 
-#: The read policies every test runs under.
-POLICIES = ["native", DEFAULT_POLICY]
+#: The read policies every test runs under: ``native`` (every search passed through) and the
+#: default (``MemPursuitStore(store)``; here with ``strict=True``, so that a search the policy
+#: could not read raises instead of quietly answering with the store's own result).
+POLICIES = ["native", "default"]
 
 _WHY_SIMILARITY = ("asserts that a query search returns items by descending similarity; the "
                    "default policy returns them in its own order (same items in the pool, "
@@ -108,7 +132,9 @@ def _wrapping(cls: type, policy: str) -> type:
     def __new__(klass: type, *args: Any, **kwargs: Any) -> MemPursuitStore:
         store = object.__new__(klass)
         store.__init__(*args, **kwargs)  # __new__ returns another type: Python will not
-        return MemPursuitStore(store, policy=policy)
+        if policy == "native":
+            return _Watched(store, policy="native")
+        return MemPursuitStore(store, strict=True)
 
     return type(cls.__name__, (cls,), {"__new__": __new__, "__module__": __name__})
 
@@ -117,8 +143,54 @@ STORE_CLASSES = ("InMemoryStore", "SqliteStore", "AsyncSqliteStore", "PostgresSt
                  "AsyncPostgresStore")
 
 
-@pytest.fixture(autouse=True, params=POLICIES)
-def mempursuit_policy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+#: Query searches, in the native runs, that the default policy would have reordered.
+_QUERY_SEARCHES: list[int] = [0]
+
+
+class _Watched(MemPursuitStore):
+    """``MemPursuitStore(store, policy="native")`` that counts the searches it passes through
+    which the default policy would have read (a query, a limit, a store with embeddings)."""
+
+    __slots__ = ()
+
+    def _count(self, ops: list) -> list:
+        if getattr(self.store, "embeddings", None) is not None:
+            _QUERY_SEARCHES[0] += sum(1 for op in ops if isinstance(op, SearchOp)
+                                      and bool(op.query) and op.limit > 0)
+        return ops
+
+    def batch(self, ops: Any) -> Any:
+        return super().batch(self._count(list(ops)))
+
+    async def abatch(self, ops: Any) -> Any:
+        return await super().abatch(self._count(list(ops)))
+
+    def search(self, prefix: Any, /, *, query: Any = None, limit: int = 10, **kw: Any) -> Any:
+        self._count([SearchOp(tuple(prefix), None, limit, 0, query)])
+        return super().search(prefix, query=query, limit=limit, **kw)
+
+    async def asearch(self, prefix: Any, /, *, query: Any = None, limit: int = 10,
+                      **kw: Any) -> Any:
+        self._count([SearchOp(tuple(prefix), None, limit, 0, query)])
+        return await super().asearch(prefix, query=query, limit=limit, **kw)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Both policies for the tests with embeddings, ``native`` for the others.
+
+    A store searches by similarity only with an ``index`` (embeddings), and every embedding in
+    these tests comes from the ``fake_embeddings`` fixture; without one, the default policy
+    passes every operation through as ``native`` does, so running those tests twice would
+    check nothing new. :func:`mempursuit_policy` checks that assumption on every native run.
+    """
+    if "mempursuit_policy" in metafunc.fixturenames:
+        both = "fake_embeddings" in metafunc.fixturenames
+        metafunc.parametrize("mempursuit_policy", POLICIES if both else ["native"],
+                             indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def mempursuit_policy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Every store the test builds is a ``MemPursuitStore`` with this read policy."""
     policy = request.param
     module = request.module
@@ -128,7 +200,12 @@ def mempursuit_policy(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         cls = getattr(module, name, None)
         if isinstance(cls, type):
             monkeypatch.setattr(module, name, _wrapping(cls, policy))
-    return policy
+    _QUERY_SEARCHES[0] = 0
+    yield policy
+    if "fake_embeddings" not in request.fixturenames and _QUERY_SEARCHES[0]:
+        pytest.fail(f"{_QUERY_SEARCHES[0]} query searches on a store with embeddings, in a test "
+                    "run under the native policy only: conftest.pytest_generate_tests must run "
+                    "it under the default policy too")
 
 
 def _test_key(item: pytest.Item) -> str:
