@@ -275,6 +275,11 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         ``vectorstore.as_retriever(search_kwargs={"k": k, **search_kwargs})``.
     search_kwargs : dict, optional
         Passed to ``similarity_search`` (e.g. ``{"filter": ...}``).
+
+    Notes
+    -----
+    As with ``VectorStoreRetriever``, ``invoke(query, k=3, filter=...)`` sets ``k`` for that
+    call and adds the other keyword arguments to ``search_kwargs``.
     """
 
     vectorstore: VectorStore
@@ -294,45 +299,56 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         self._options, self._selector = built, built.selector()
         self._pool_builder = DocumentPool(embeddings, vectorstore, keys)
 
-    def _sizes(self) -> tuple[int, int]:
-        k = self._options.budget(4) if self._options.k is None else self._options.k
+    def _sizes(self, k: Optional[int] = None) -> tuple[int, int]:
+        if k is None:
+            k = self._options.budget(4) if self._options.k is None else self._options.k
+        elif isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"MemPursuitRetriever: k must be a positive int, got {k!r}")
         return k, self._options.pool_size(k)
 
-    def candidate_pool(self, query: str) -> CandidatePool[Document]:
+    def _call(self, kwargs: Mapping[str, Any]) -> tuple[int, int, Dict[str, Any]]:
+        """``(k, pool, search kwargs)`` of one call: ``invoke(query, k=..., filter=...)``
+        overrides ``k`` and adds to ``search_kwargs``, as ``VectorStoreRetriever`` does."""
+        extra = dict(kwargs)
+        k, size = self._sizes(extra.pop("k", None))
+        return k, size, {**self.search_kwargs, **extra}
+
+    def candidate_pool(self, query: str, **kwargs: Any) -> CandidatePool[Document]:
         """The store's top-``pool`` documents for ``query`` as a :class:`CandidatePool`."""
-        docs = self.vectorstore.similarity_search(query, k=self._sizes()[1], **self.search_kwargs)
+        _, size, search = self._call(kwargs)
+        docs = self.vectorstore.similarity_search(query, k=size, **search)
         return self._pool_builder.candidate_pool(docs, query)
 
-    async def acandidate_pool(self, query: str) -> CandidatePool[Document]:
+    async def acandidate_pool(self, query: str, **kwargs: Any) -> CandidatePool[Document]:
         """:meth:`candidate_pool` through the store's and the embeddings' async calls."""
-        docs = await self.vectorstore.asimilarity_search(query, k=self._sizes()[1],
-                                                         **self.search_kwargs)
+        _, size, search = self._call(kwargs)
+        docs = await self.vectorstore.asimilarity_search(query, k=size, **search)
         return await self._pool_builder.acandidate_pool(docs, query)
 
-    def _native(self, query: str, k: int) -> List[Document]:
-        return self.vectorstore.similarity_search(query, k=k, **self.search_kwargs)
-
-    async def _anative(self, query: str, k: int) -> List[Document]:
-        return await self.vectorstore.asimilarity_search(query, k=k, **self.search_kwargs)
-
     def _get_relevant_documents(self, query: str, *,
-                                run_manager: CallbackManagerForRetrieverRun) -> List[Document]:
-        k = self._sizes()[0]
+                                run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> List[Document]:
+        k, _, search = self._call(kwargs)
+
+        def native() -> List[Document]:
+            return self.vectorstore.similarity_search(query, k=k, **search)
+
         if self.is_native:
-            return self._native(query, k)
-        return read_or_native(lambda: self._select(self.candidate_pool(query), k),
-                              lambda: self._native(query, k), strict=self.strict,
-                              framework="LangChain")
+            return native()
+        return read_or_native(lambda: self._select(self.candidate_pool(query, **kwargs), k),
+                              native, strict=self.strict, framework="LangChain")
 
     async def _aget_relevant_documents(self, query: str, *,
-                                       run_manager: AsyncCallbackManagerForRetrieverRun
-                                       ) -> List[Document]:
-        k = self._sizes()[0]
+                                       run_manager: AsyncCallbackManagerForRetrieverRun,
+                                       **kwargs: Any) -> List[Document]:
+        k, _, search = self._call(kwargs)
         if self.is_native:
-            return await self._anative(query, k)
+            return await self.vectorstore.asimilarity_search(query, k=k, **search)
 
         async def ours():
-            return self._select(await self.acandidate_pool(query), k)
+            return self._select(await self.acandidate_pool(query, **kwargs), k)
 
-        return await aread_or_native(ours, lambda: self._anative(query, k), strict=self.strict,
-                                     framework="LangChain")
+        async def native():
+            return await self.vectorstore.asimilarity_search(query, k=k, **search)
+
+        return await aread_or_native(ours, native, strict=self.strict, framework="LangChain")

@@ -78,6 +78,18 @@ class QueryCapture(Embeddings):
         self._waiting: dict[str, int] = {}
         self._seen: dict[str, list[float]] = {}
 
+    # stands for the store's Embeddings: compares, hashes and answers as it does
+    def __eq__(self, other: object) -> bool:
+        return self.inner == (other.inner if isinstance(other, QueryCapture) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a half-built or copied capture)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     def expect(self, text: str) -> None:
         with self._lock:
             self._waiting[text] = self._waiting.get(text, 0) + 1
@@ -239,10 +251,64 @@ class MemPursuitStore(BaseStore):
             raise AttributeError(name)
         return getattr(self.store, name)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the wrapper's own fields here; any other attribute is the wrapped store's
+        # (``store.MIGRATIONS = ...`` before ``setup()``, as LangGraph's own tests do)
+        if name in MemPursuitStore.__slots__:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.store, name, value)
+
     def _reorders(self, op: Op) -> bool:
         return (isinstance(op, SearchOp) and bool(op.query) and op.limit > 0
                 and not self.options.is_native
                 and getattr(self.store, "embeddings", None) is not None)
+
+    # The store's own methods for every call the wrapper does not change: a store may implement
+    # them otherwise than through batch (AsyncPostgresStore's sync calls from worker threads go
+    # through its batching queue on the event loop).
+
+    def _unchanged(self, query: str | None, limit: int) -> bool:
+        """True when a search is the store's own call (no query, or no policy and no ``k``)."""
+        if not query:
+            return True
+        return self.options.k is None and not self._reorders(SearchOp((), None, limit, 0, query))
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        return self.store.get(*args, **kwargs)
+
+    async def aget(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.store.aget(*args, **kwargs)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        return self.store.put(*args, **kwargs)
+
+    async def aput(self, *args: Any, **kwargs: Any) -> None:
+        return await self.store.aput(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> None:
+        return self.store.delete(*args, **kwargs)
+
+    async def adelete(self, *args: Any, **kwargs: Any) -> None:
+        return await self.store.adelete(*args, **kwargs)
+
+    def list_namespaces(self, *args: Any, **kwargs: Any) -> list[tuple[str, ...]]:
+        return self.store.list_namespaces(*args, **kwargs)
+
+    async def alist_namespaces(self, *args: Any, **kwargs: Any) -> list[tuple[str, ...]]:
+        return await self.store.alist_namespaces(*args, **kwargs)
+
+    def search(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
+               limit: int = 10, **kwargs: Any) -> list[SearchItem]:
+        if self._unchanged(query, limit):
+            return self.store.search(namespace_prefix, query=query, limit=limit, **kwargs)
+        return super().search(namespace_prefix, query=query, limit=limit, **kwargs)
+
+    async def asearch(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
+                      limit: int = 10, **kwargs: Any) -> list[SearchItem]:
+        if self._unchanged(query, limit):
+            return await self.store.asearch(namespace_prefix, query=query, limit=limit, **kwargs)
+        return await super().asearch(namespace_prefix, query=query, limit=limit, **kwargs)
 
     def _budgeted(self, ops: Iterable[Op]) -> list[Op]:
         """The ops, with ``k`` applied to query searches (``min(k, limit)``)."""
