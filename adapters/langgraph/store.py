@@ -51,6 +51,7 @@ from mempursuit_core.options import ReadOptions
 from mempursuit_core.readpath import CandidatePool, read_or_native
 from mempursuit_core.signals import pool_signals
 
+from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import VectorAccessError, reader_for
 
 __all__ = ["LangGraphPool", "MemPursuitStore", "QueryCapture", "SIGNAL_FIELDS"]
@@ -362,7 +363,7 @@ class MemPursuitStore(BaseStore):
         if capture is not None:
             capture.expect(op.query)
         try:
-            native = self.store.batch([self._pool_op(op, size)])[0]
+            native = pool_search(self.store, self._pool_op(op, size))
         finally:
             qvec = capture.take(op.query) if capture is not None else None
         qvec = self._query_vector(op.query, qvec)
@@ -380,7 +381,7 @@ class MemPursuitStore(BaseStore):
         if capture is not None:
             capture.expect(op.query)
         try:
-            native = (await self.store.abatch([self._pool_op(op, size)]))[0]
+            native = await apool_search(self.store, self._pool_op(op, size))
         finally:
             qvec = capture.take(op.query) if capture is not None else None
         qvec = await self._aquery_vector(op.query, qvec)
