@@ -30,6 +30,7 @@ __all__ = [
     "beam_width",
     "pgvector_read_settings",
     "pgvector_targets",
+    "qdrant_search_params",
     "warn_short_pool",
 ]
 
@@ -181,3 +182,21 @@ def warn_short_pool(got: int, wanted: int, in_scope: int | None, *, store: str, 
                f"{store} returned {got} candidates for a pool of {bound}: its ANN index search "
                f"is cut by {setting}; raise it to at least {wanted} for a full pool", log)
     return True
+
+
+def _qdrant_is_local(client: Any) -> bool:
+    inner = getattr(client, "_client", client)
+    return type(inner).__name__ in ("QdrantLocal", "AsyncQdrantLocal")
+
+
+def qdrant_search_params(client: Any, pool: int, *, local_too: bool = False) -> Any:
+    """``SearchParams(hnsw_ef=P)`` for a Qdrant server client, None for local mode.
+
+    Local mode (``path=`` / ``":memory:"``) searches exactly and warns about any ``hnsw_ef``;
+    ``local_too=True`` returns the parameters anyway.
+    """
+    if _qdrant_is_local(client) and not local_too:
+        return None
+    from qdrant_client import models
+
+    return models.SearchParams(hnsw_ef=beam_width(pool))
