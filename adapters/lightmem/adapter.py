@@ -50,6 +50,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from mempursuit_core.ann import qdrant_search_params  # ANN indexes: a full pool of P
 from mempursuit_core import Selection, Selector
 from mempursuit_core.selectors import NativeSelector
 from mempursuit_core.options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
@@ -444,6 +445,7 @@ class MemPursuitLightMemory(LegacyOptionNames):
             limit=size,
             with_payload=True,
             with_vectors=True,
+            search_params=qdrant_search_params(retriever.client, size),  # hnsw_ef >= P (server)
         )
         points = list(response.points)
         qv = np.asarray(query_vector, dtype=np.float32)
