@@ -18,6 +18,8 @@ Measured in one run, per query:
   (pool of P from HNSW, stored vectors, signals, the default policy), and their ratio;
 * **throughput**: queries per second with ``--clients`` threads, each with its own connection
   and store, native and wrapped, and their ratio;
+* completeness of a search of P rows with ``hnsw.ef_search`` = P, 2P, 4P (capped at 1000):
+  what a wider beam than P buys;
 * after the wrapped reads, ``SHOW hnsw.ef_search`` on the store's connection (unchanged: 40).
 
     python benchmarks/scale_pgvector.py --memories 100000 [--queries 200] [--out PATH]
@@ -129,6 +131,8 @@ def _keys(items) -> list[int]:
 def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, pool: int = 200,
         clients: int = 8, throughput_queries: int | None = None) -> dict:
     """Completeness, latency and throughput on a loaded store (see the module docstring)."""
+    from langgraph.store.base import SearchOp
+
     from mempursuit_langgraph import MemPursuitStore
 
     texts = [f"q{i}" for i in range(len(queries))]
@@ -163,6 +167,17 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
     with conn.cursor() as cur:
         cur.execute("SHOW hnsw.ef_search")
         ef_after = cur.fetchone()["hnsw.ef_search"]
+    sweep = {}
+    for ef in (pool, 2 * pool, 4 * pool):  # what a wider beam buys (capped at 1000)
+        ef = min(ef, 1000)
+        full = []
+        for i, t in enumerate(texts):
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+                res: list = [None]
+                store._batch_search_ops([(0, SearchOp(NS, None, pool, 0, t))], res, cur)
+            full.append(len(exact[i] & set(_keys(res[0]))) / pool)
+        sweep[str(ef)] = float(np.mean(full))
     conn.close()
 
     n_tp = throughput_queries or len(texts)
@@ -176,6 +191,7 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
         "completeness": {
             "native search(limit=P), default ef_search": float(np.mean(native_full)),
             "wrapped pool (ef_search raised to P)": float(np.mean(wrapped_full)),
+            "search(limit=P) by hnsw.ef_search": sweep,
         },
         "pool_rows_mean": {"native": float(np.mean(native_len)),
                            "wrapped": float(np.mean(wrapped_len))},

@@ -62,6 +62,8 @@ def test_scale_benchmark_at_10k(loaded):
     assert got["completeness"]["native search(limit=P), default ef_search"] <= 40 / 200 + 1e-9
     assert got["show_ef_search_after_wrapped_reads"] == "40"
     assert got["throughput"]["qps"]["wrapped"] > 0
+    sweep = got["completeness"]["search(limit=P) by hnsw.ef_search"]
+    assert list(sweep) == ["200", "400", "800"] and sweep["800"] >= sweep["200"] - 0.02
 
 
 def test_setting_left_as_the_caller_had_it(loaded):
