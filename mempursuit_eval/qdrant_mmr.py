@@ -26,6 +26,7 @@ import numpy as np
 
 from mempursuit_core import Selection
 from mempursuit_core.selectors import PoolSelector
+from mempursuit_core.validation import unit_rows
 
 __all__ = ["QdrantMMRSelector"]
 
@@ -66,7 +67,8 @@ class QdrantMMRSelector(PoolSelector):
 
     def _select(self, q, M, k, native_scores, signals) -> Selection:
         q = np.asarray(q, dtype=np.float32).tolist()
-        M = np.asarray(M, dtype=np.float32)
+        # cosine is scale-free: unit rows (scaled norms) keep tiny or huge rows finite in float32
+        M = np.asarray(unit_rows(M), dtype=np.float32)
         ids = self._edge(q, M, k) if self.engine == "edge" else self._local(q, M, k)
         return Selection(order=np.asarray(ids, dtype=np.intp))
 
