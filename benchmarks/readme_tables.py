@@ -274,6 +274,21 @@ def options_history() -> list[str]:
     ]
 
 
+def database_diversity(folder: Path = EVAL / "database-diversity") -> list[str]:
+    """The runs with a database's own diversity (``qdrant-mmr``) as a named baseline."""
+    runs = runs_under(folder) if folder.exists() else []
+    if not runs:
+        return []
+    parts = ["## The databases' own diversity (Qdrant's MMR)", "",
+             "`bash benchmarks/database_diversity_runs.sh`: `qdrant-mmr` is Qdrant's own MMR query",
+             "(diversity 0.5, `candidates_limit` = the pool, run by Qdrant Edge, the server's",
+             "engine as a library) on the same pools as `native`, `mmr` and the default",
+             "(docs/scale.md).", ""]
+    for run in runs:
+        parts += [table(run, ("5", "10", "20", "50")), ""]
+    return parts
+
+
 def results_doc() -> str:
     parts = [
         "# Results",
@@ -342,6 +357,7 @@ def results_doc() -> str:
         for run in frameworks:
             parts += [table(run, ("5", "10", "20", "50")), ""]
         parts += framework_moves()
+    parts += database_diversity()  # issue 36: Qdrant's own MMR next to the policies
     obs = [EVAL / n for n in ("locomo-obs-dense", "locomo-obs-hybrid")
            if (EVAL / n / "summary.json").exists()]
     if obs:

@@ -954,3 +954,56 @@ def test_eval_backend_reads_through_the_adapter(native_qdrant, conversation, tmp
         assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
     finally:
         backend.close()
+
+
+# ----------------------------------------------------------------------------- ANN indexes (issue 36)
+
+
+@pytest.fixture(scope="module")
+def hnsw_pgvector(pg_server, workdir, conversation, turn_vectors, native_qdrant):
+    """Mem0 on pgvector with its HNSW index (``hnsw: True``): plain searches are cut at
+    ``hnsw.ef_search`` (40) semantic rows."""
+    cfg = fx.base_config(workdir, store="qdrant", collection="unused")
+    cfg["vector_store"] = {"provider": "pgvector", "config": {
+        # enable_seqscan=off: the planner uses the HNSW index on this small table as it does on
+        # a large one (116 rows would otherwise be scanned exactly)
+        "connection_string": pg_server.get_uri() + "&options=-c%20enable_seqscan%3Doff",
+        "collection_name": "locomo_hnsw",
+        "embedding_model_dims": 384, "hnsw": True}}
+    memory = Mem0Memory.from_config(cfg)
+    memory.embedding_model = native_qdrant.embedding_model
+    turns = conversation["turns"]
+    add_bulk(memory, [t["text"] for t in turns], user_id=conversation["sample_id"],
+             vectors=turn_vectors, history=False)
+    yield memory
+    memory.close()
+    memory.vector_store.connection_pool.close()
+
+
+def test_pgvector_hnsw_full_pool_setting_unchanged(hnsw_pgvector, native_pgvector,
+                                                   conversation):
+    memory, filters = hnsw_pgvector, _user(conversation)
+    q = QUERIES[0]
+    pool_size = 100  # the fixture dialogue has 116 turns
+    assert len(conversation["turns"]) >= pool_size
+    native = memory.search(q, filters=filters, top_k=pool_size)["results"]
+    assert len(native) < pool_size  # HNSW with the default ef_search: a short pool
+    pool = collect_pool(memory, q, filters, pool_size)
+    # the adapter's read: the pool Mem0 gives on an exact (hnsw=False) store of the same turns
+    exact = collect_pool(native_pgvector, q, filters, pool_size)
+    assert len(pool.ids) > len(native) + 40
+    assert {r["memory"] for r in pool.items} == {r["memory"] for r in exact.items}
+    pool_ids = set(pool.ids)
+    mempursuit_mem0.wrap(memory, k=K, pool=pool_size)
+    try:
+        got = memory.search(q, filters=filters)["results"]
+        assert len(got) == K and {r["id"] for r in got} <= pool_ids
+        trace = mempursuit_mem0.get_binding(memory).last_trace
+        assert trace.fallback is None and len(trace.pool_ids) == len(pool.ids)
+    finally:
+        mempursuit_mem0.unbind(memory)
+    # every connection of Mem0's pool still has pgvector's default
+    pool_conns = memory.vector_store.connection_pool
+    for _ in range(3):
+        with pool_conns.connection() as conn:
+            assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "40"

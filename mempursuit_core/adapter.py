@@ -25,6 +25,10 @@ policies                    :class:`Selector`, :class:`Selection`, :class:`Nativ
 checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`
 the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
                             :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`
+ANN indexes (a full pool)   :func:`pgvector_read_settings` / :func:`apgvector_read_settings`
+                            (``hnsw.ef_search`` / ``ivfflat.probes`` raised inside the read's
+                            transaction only), :func:`qdrant_search_params` (``hnsw_ef``),
+                            :func:`warn_short_pool` (one warning naming the setting to raise)
 helpers                     :func:`get_embedder` (the packaged offline embedder),
                             :class:`LexicalIndex` (BM25 over a pool's texts)
 ==========================  =================================================================
@@ -35,6 +39,8 @@ are the supported surface for adapters (``CONTRIBUTING.md``, "Adding an adapter"
 
 from __future__ import annotations
 
+from .ann import (apgvector_read_settings, pgvector_read_settings, qdrant_search_params,
+                  warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
 from .hookspecs import hookimpl
@@ -64,6 +70,7 @@ __all__ = [
     "ReadOptions",
     "Selection",
     "Selector",
+    "apgvector_read_settings",
     "aread_or_native",
     "check_int",
     "check_k",
@@ -72,10 +79,13 @@ __all__ = [
     "get_embedder",
     "get_selector",
     "hookimpl",
+    "pgvector_read_settings",
     "pool_signals",
+    "qdrant_search_params",
     "read_or_native",
     "register_vector_reader",
     "resolve_selector",
     "supported_stores",
     "vector_reader_for",
+    "warn_short_pool",
 ]

@@ -40,3 +40,11 @@ def register_commands(subparsers):
 def register_eval_backends(register):
     for name, (factory, description) in BACKENDS.items():
         register(name, factory, description)
+
+
+@hookimpl
+def register_selectors(register):
+    # a database's own diversity as a named baseline (issue 36); needs qdrant-client
+    from .qdrant_mmr import QdrantMMRSelector  # imports qdrant-client only when it selects
+
+    register(QdrantMMRSelector.name, QdrantMMRSelector, QdrantMMRSelector.description)

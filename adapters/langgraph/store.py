@@ -50,6 +50,7 @@ from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, Sear
 from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
                                     read_or_native)
 
+from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import VectorAccessError, reader_for
 
 __all__ = ["LangGraphPool", "MemPursuitStore", "QueryCapture", "SIGNAL_FIELDS"]
@@ -429,7 +430,7 @@ class MemPursuitStore(BaseStore):
         if capture is not None:
             capture.expect(op.query)
         try:
-            native = self.store.batch([self._pool_op(op, size)])[0]
+            native = pool_search(self.store, self._pool_op(op, size))
         finally:
             qvec = capture.take(op.query) if capture is not None else None
         qvec = self._query_vector(op.query, qvec)
@@ -447,7 +448,7 @@ class MemPursuitStore(BaseStore):
         if capture is not None:
             capture.expect(op.query)
         try:
-            native = (await self.store.abatch([self._pool_op(op, size)]))[0]
+            native = await apool_search(self.store, self._pool_op(op, size))
         finally:
             qvec = capture.take(op.query) if capture is not None else None
         qvec = await self._aquery_vector(op.query, qvec)

@@ -51,7 +51,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, LegacyOptionNames, ReadOptions,
-                                    Selection, Selector, check_int, pool_signals, read_or_native)
+                                    Selection, Selector, check_int, pool_signals,
+                                    qdrant_search_params, read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -440,6 +441,7 @@ class MemPursuitLightMemory(LegacyOptionNames):
             limit=size,
             with_payload=True,
             with_vectors=True,
+            search_params=qdrant_search_params(retriever.client, size),  # hnsw_ef >= P (server)
         )
         points = list(response.points)
         qv = np.asarray(query_vector, dtype=np.float32)

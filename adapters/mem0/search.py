@@ -39,6 +39,7 @@ import numpy as np
 
 from mempursuit_core.adapter import CandidatePool, PoolSignals, aread_or_native, read_or_native
 
+from .ann import full_pool  # ANN indexes: a full pool of P
 from .settings import MemPursuitSettings
 from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
 
@@ -546,7 +547,8 @@ def collect_pool(
     cap = _Capture(query)
     token = _CAPTURE.set(cap)
     try:
-        pool = original(*ba.args, **ba.kwargs)
+        with full_pool(memory, size):
+            pool = original(*ba.args, **ba.kwargs)
     finally:
         _CAPTURE.reset(token)
     if pool and cap.vector is None:
@@ -573,7 +575,8 @@ def _steps(binding: PursuitBinding, memory, query, filters, limit, args, kwargs,
     token = _CAPTURE.set(cap)
     t0 = time.perf_counter()
     try:
-        pool = yield lambda: binding._original(memory)(*ba.args, **ba.kwargs)
+        with full_pool(memory, p):
+            pool = yield lambda: binding._original(memory)(*ba.args, **ba.kwargs)
     except Exception as exc:
         raise AdapterError(f"Mem0's search for a pool of {p} failed: {exc!r}") from exc
     finally:

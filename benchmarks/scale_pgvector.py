@@ -1,0 +1,281 @@
+"""Pool completeness, latency and throughput of a wrapped LangGraph ``PostgresStore`` at scale.
+
+A real PostgreSQL 16 + pgvector 0.6 (the ``pgserver`` wheel, in a temporary directory) holds
+``--memories`` synthetic 384-d memories in one LangGraph ``PostgresStore`` with its default
+index (HNSW, cosine). The memories are clustered (``N / 50`` random unit centres, each memory a
+centre plus Gaussian noise, renormalised), so near-duplicates crowd the top of every query, as
+in an agent's memory. Queries are fresh points near random centres. Rows are bulk-loaded with
+binary ``COPY`` into LangGraph's own tables, then the store's HNSW index is built (its own
+``CREATE INDEX`` statement, timed).
+
+Measured in one run, per query:
+
+* **pool completeness**: the fraction of the exact top-P (NumPy over all stored vectors) that
+  the pool holds, for the store's own ``search(limit=P)`` (pgvector's default
+  ``hnsw.ef_search`` = 40) and for ``MemPursuitStore.pool`` (beam raised to P for its read);
+* **latency** (ms, p50 / p95; the reads interleaved): ``native top-K`` =
+  ``store.search(limit=K)``, ``wrapped top-K`` = ``MemPursuitStore(store).search(limit=K)``
+  (pool of P from HNSW, stored vectors, signals, the default policy), and their ratio;
+* **throughput**: queries per second with ``--clients`` threads, each with its own connection
+  and store, native and wrapped, and their ratio;
+* completeness of a search of P rows with ``hnsw.ef_search`` = P, 2P, 4P (capped at 1000):
+  what a wider beam than P buys;
+* after the wrapped reads, ``SHOW hnsw.ef_search`` on the store's connection (unchanged: 40).
+
+    python benchmarks/scale_pgvector.py --memories 100000 [--queries 200] [--out PATH]
+
+``run(uri, ...)`` is the same measurement on a running server (the integration test calls it
+at 10k).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+NS = ("bench", "scale")
+
+
+def synthetic(n: int, dim: int, queries: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Clustered unit vectors: memories ``(n, dim)`` and queries ``(queries, dim)``, float32."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((max(n // 50, 1), dim)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+
+    def near(m: int, sigma: float) -> np.ndarray:
+        x = centres[rng.integers(0, len(centres), m)] + sigma * rng.standard_normal(
+            (m, dim)).astype(np.float32) / np.sqrt(dim)
+        return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+    return near(n, 0.6), near(queries, 0.8)
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return 1000 * xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def _stats(xs: list[float]) -> dict:
+    return {"p50_ms": 1000 * statistics.median(xs), "p95_ms": _pct(xs, 0.95)}
+
+
+def lookup_embed(vectors: dict[str, list[float]]):
+    """An embedding function that looks vectors up by text (queries ``q<i>``); no model runs."""
+    def embed(texts):
+        return [vectors[t] for t in texts]
+    return embed
+
+
+def _store(uri: str, dim: int, embed):
+    from langgraph.store.postgres import PostgresStore
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    conn = Connection.connect(uri, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    store = PostgresStore(conn, index={"dims": dim, "embed": embed, "fields": ["text"]})
+    return store, conn
+
+
+def load(uri: str, memories: np.ndarray, embed) -> float:
+    """Create LangGraph's tables (its ``setup``), bulk-load ``memories``, build the HNSW index.
+
+    Returns the index build time in seconds.
+    """
+    store, conn = _store(uri, memories.shape[1], embed)
+    store.setup()
+    with conn.cursor() as cur:
+        cur.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = "
+                    "'store_vectors' AND indexdef ILIKE '%USING hnsw%'")
+        (name, indexdef), = [(r["indexname"], r["indexdef"]) for r in cur.fetchall()]
+        cur.execute(f'DROP INDEX "{name}"')
+        cur.execute("CREATE TEMP TABLE staging (key text, embedding real[])")
+        with cur.copy("COPY staging (key, embedding) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "float4[]"])
+            for i, row in enumerate(memories.tolist()):
+                copy.write_row((f"m{i}", row))
+        prefix = ".".join(NS)
+        cur.execute(
+            "INSERT INTO store (prefix, key, value) SELECT %s, key, jsonb_build_object("
+            "'text', 'memory ' || key, 'session_id', 's' || (substr(key, 2)::int / 20)) "
+            "FROM staging", (prefix,))
+        cur.execute("INSERT INTO store_vectors (prefix, key, field_name, embedding) "
+                    "SELECT %s, key, 'text', embedding::vector FROM staging", (prefix,))
+        cur.execute("DROP TABLE staging")
+        cur.execute("SET maintenance_work_mem = '2GB'")
+        t = time.perf_counter()
+        cur.execute(indexdef)
+        build = time.perf_counter() - t
+        cur.execute("ANALYZE store_vectors")
+        cur.execute("ANALYZE store")
+    conn.close()
+    return build
+
+
+def _keys(items) -> list[int]:
+    return [int(i.key[1:]) for i in items]
+
+
+def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, pool: int = 200,
+        clients: int = 8, throughput_queries: int | None = None) -> dict:
+    """Completeness, latency and throughput on a loaded store (see the module docstring)."""
+    from langgraph.store.base import SearchOp
+
+    from mempursuit_langgraph import MemPursuitStore
+
+    texts = [f"q{i}" for i in range(len(queries))]
+    embed = lookup_embed(dict(zip(texts, queries.tolist())))
+    store, conn = _store(uri, memories.shape[1], embed)
+    wrapped = MemPursuitStore(store, pool=pool)
+
+    # exact top-P by cosine (unit vectors: dot product), in blocks to bound memory
+    exact = []
+    for b in range(0, len(queries), 64):
+        sims = queries[b:b + 64] @ memories.T
+        top = np.argpartition(-sims, pool - 1, axis=1)[:, :pool]
+        exact.extend(set(map(int, row)) for row in top)
+
+    native_full, wrapped_full, native_len, wrapped_len = [], [], [], []
+    lat: dict[str, list[float]] = {"native top-K": [], "wrapped top-K": []}
+    for t in texts[:5]:  # warm-up: plans, numba, caches
+        store.search(NS, query=t, limit=k)
+        wrapped.search(NS, query=t, limit=k)
+    for i, t in enumerate(texts):
+        got = store.search(NS, query=t, limit=pool)
+        native_len.append(len(got))
+        native_full.append(len(exact[i] & set(_keys(got))) / pool)
+        got = wrapped.pool(NS, t).native
+        wrapped_len.append(len(got))
+        wrapped_full.append(len(exact[i] & set(_keys(got))) / pool)
+        for name, read in (("native top-K", store.search), ("wrapped top-K", wrapped.search)):
+            t0 = time.perf_counter()
+            out = read(NS, query=t, limit=k)
+            lat[name].append(time.perf_counter() - t0)
+            assert len(out) == k
+    with conn.cursor() as cur:
+        cur.execute("SHOW hnsw.ef_search")
+        ef_after = cur.fetchone()["hnsw.ef_search"]
+    sweep = {}
+    for ef in (pool, 2 * pool, 4 * pool):  # what a wider beam buys (capped at 1000)
+        ef = min(ef, 1000)
+        full = []
+        for i, t in enumerate(texts):
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+                res: list = [None]
+                store._batch_search_ops([(0, SearchOp(NS, None, pool, 0, t))], res, cur)
+            full.append(len(exact[i] & set(_keys(res[0]))) / pool)
+        sweep[str(ef)] = float(np.mean(full))
+    conn.close()
+
+    n_tp = throughput_queries or len(texts)
+    qps = {name: _throughput(uri, memories.shape[1], embed, texts[:n_tp], k, pool, clients,
+                             wrapped=(name == "wrapped"))
+           for name in ("native", "wrapped")}
+    latency = {name: _stats(xs) for name, xs in lat.items()}
+    return {
+        "memories": int(len(memories)), "dim": int(memories.shape[1]),
+        "queries": len(texts), "k": k, "pool": pool,
+        "completeness": {
+            "native search(limit=P), default ef_search": float(np.mean(native_full)),
+            "wrapped pool (ef_search raised to P)": float(np.mean(wrapped_full)),
+            "search(limit=P) by hnsw.ef_search": sweep,
+        },
+        "pool_rows_mean": {"native": float(np.mean(native_len)),
+                           "wrapped": float(np.mean(wrapped_len))},
+        "latency": latency,
+        "latency_ratio_wrapped_over_native": {
+            "p50": latency["wrapped top-K"]["p50_ms"] / latency["native top-K"]["p50_ms"],
+            "p95": latency["wrapped top-K"]["p95_ms"] / latency["native top-K"]["p95_ms"]},
+        "throughput": {"clients": clients, "queries_per_client": n_tp,
+                       "qps": qps, "ratio_wrapped_over_native": qps["wrapped"] / qps["native"]},
+        "show_ef_search_after_wrapped_reads": ef_after,
+    }
+
+
+def _throughput(uri, dim, embed, texts, k, pool, clients, *, wrapped: bool) -> float:
+    from mempursuit_langgraph import MemPursuitStore
+
+    stores = [_store(uri, dim, embed) for _ in range(clients)]
+    readers = [MemPursuitStore(s, pool=pool) if wrapped else s for s, _ in stores]
+    barrier = threading.Barrier(clients + 1)
+
+    def client(reader, offset):
+        barrier.wait()
+        for j in range(len(texts)):
+            reader.search(NS, query=texts[(j + offset) % len(texts)], limit=k)
+
+    threads = [threading.Thread(target=client, args=(r, 7 * c)) for c, r in enumerate(readers)]
+    for th in threads:
+        th.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for th in threads:
+        th.join()
+    elapsed = time.perf_counter() - t0
+    for _, c in stores:
+        c.close()
+    return clients * len(texts) / elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--memories", type=int, default=100_000)
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--throughput-queries", type=int, default=50,
+                    help="queries per client in the throughput run")
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--pool", type=int, default=200)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    out = args.out or ROOT / f"benchmarks/results/scale/pgvector-{args.memories // 1000}k.json"
+
+    import pgserver
+
+    memories, queries = synthetic(args.memories, args.dim, args.queries, args.seed)
+    with tempfile.TemporaryDirectory(prefix="scale-pg-") as tmp:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server = pgserver.get_server(str(Path(tmp) / "pg"), cleanup_mode="stop")
+        try:
+            t0 = time.perf_counter()
+            build = load(server.get_uri(), memories, lookup_embed({}))
+            loaded = time.perf_counter() - t0
+            print(f"loaded {args.memories} memories in {loaded:.0f} s "
+                  f"(HNSW build {build:.0f} s)", flush=True)
+            result = run(server.get_uri(), memories, queries, k=args.k, pool=args.pool,
+                         clients=args.clients, throughput_queries=args.throughput_queries)
+        finally:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                server.cleanup()
+    result.update({
+        "store": "LangGraph PostgresStore, default HNSW index (m=16, ef_construction=64, cosine)",
+        "data": "synthetic clustered unit vectors (N/50 centres), seed " + str(args.seed),
+        "policy": "default", "load_seconds": loaded, "hnsw_build_seconds": build,
+        "machine": {"python": platform.python_version(), "processor": platform.machine(),
+                    "cpus": os.cpu_count(), "note": "shared 2-core VM, other jobs running"},
+    })
+    print(json.dumps(result, indent=2))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

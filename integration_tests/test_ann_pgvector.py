@@ -1,0 +1,133 @@
+"""Full pools from pgvector's HNSW index, on a real PostgreSQL 16 + pgvector (``pgserver``).
+
+The scale benchmark (``benchmarks/scale_pgvector.py``) run at 10k memories: LangGraph's
+``PostgresStore`` with its default HNSW index hands a plain search at most ``hnsw.ef_search``
+(40) rows; ``MemPursuitStore`` reads a full pool of P for its own read, and the setting on the
+store's connection is unchanged afterwards (also when the caller set it, inside a caller's
+transaction, on a read-only connection, and for P above pgvector's cap of 1000).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("langgraph.store.postgres", reason='needs the [langgraph] extra')
+
+from pg_fixture import postgres_server  # noqa: E402
+
+from mempursuit_core.ann import PGVECTOR_EF_SEARCH_MAX, pgvector_targets  # noqa: E402
+from mempursuit_langgraph import MemPursuitStore  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("scale_pgvector",
+                                               ROOT / "benchmarks/scale_pgvector.py")
+scale = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(scale)
+
+N, Q = 10_000, 12
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    memories, queries = scale.synthetic(N, 384, Q, seed=1)
+    with postgres_server(tmp_path_factory.mktemp("pg-ann") / "pg") as server:
+        uri = server.get_uri()
+        scale.load(uri, memories, scale.lookup_embed({}))
+        yield uri, memories, queries
+
+
+def _open(uri, queries):
+    embed = scale.lookup_embed({f"q{i}": v for i, v in enumerate(queries.tolist())})
+    return scale._store(uri, queries.shape[1], embed)
+
+
+def _show(conn) -> str:
+    with conn.cursor() as cur:
+        cur.execute("SHOW hnsw.ef_search")
+        return cur.fetchone()["hnsw.ef_search"]
+
+
+def test_scale_benchmark_at_10k(loaded):
+    uri, memories, queries = loaded
+    got = scale.run(uri, memories, queries, k=10, pool=200, clients=2, throughput_queries=3)
+    assert got["pool_rows_mean"]["native"] <= 40  # the store's own search: cut by ef_search
+    assert got["pool_rows_mean"]["wrapped"] == 200
+    assert got["completeness"]["wrapped pool (ef_search raised to P)"] >= 0.9
+    assert got["completeness"]["native search(limit=P), default ef_search"] <= 40 / 200 + 1e-9
+    assert got["show_ef_search_after_wrapped_reads"] == "40"
+    assert got["throughput"]["qps"]["wrapped"] > 0
+    sweep = got["completeness"]["search(limit=P) by hnsw.ef_search"]
+    assert list(sweep) == ["200", "400", "800"] and sweep["800"] >= sweep["200"] - 0.02
+
+
+def test_setting_left_as_the_caller_had_it(loaded):
+    uri, _, queries = loaded
+    store, conn = _open(uri, queries)
+    try:
+        wrapped = MemPursuitStore(store, pool=300)
+        with conn.cursor() as cur:
+            cur.execute("SET hnsw.ef_search = 60")
+        assert len(wrapped.pool(scale.NS, "q0").native) == 300
+        assert _show(conn) == "60"
+        with conn.transaction():  # a caller's transaction the read joins
+            with conn.cursor() as cur:
+                cur.execute("SET LOCAL hnsw.ef_search = 50")
+            assert len(wrapped.search(scale.NS, query="q1", limit=5)) == 5
+            assert _show(conn) == "50"
+        assert _show(conn) == "60"
+        with conn.cursor() as cur:  # a read-only session: set_config is allowed there
+            cur.execute("SET default_transaction_read_only = on")
+        assert len(wrapped.pool(scale.NS, "q2").native) == 300
+        assert _show(conn) == "60"
+    finally:
+        conn.close()
+
+
+def test_pool_above_pgvector_cap_warns_once(loaded, caplog):
+    uri, _, queries = loaded
+    store, conn = _open(uri, queries)
+    try:
+        wrapped = MemPursuitStore(store, pool=1500)
+        with caplog.at_level(logging.WARNING):
+            pool = wrapped.pool(scale.NS, "q3")
+            wrapped.pool(scale.NS, "q4")
+        assert PGVECTOR_EF_SEARCH_MAX - 100 <= len(pool.native) <= 1500
+        warned = [r for r in caplog.records if "hnsw.ef_search limit" in r.getMessage()]
+        assert len(warned) == 1 and "1000" in warned[0].getMessage()
+        assert _show(conn) == "40"
+    finally:
+        conn.close()
+
+
+def test_async_postgres_store_full_pool(loaded):
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+
+    uri, _, queries = loaded
+    embed = scale.lookup_embed({f"q{i}": v for i, v in enumerate(queries.tolist())})
+
+    async def go():
+        async with AsyncPostgresStore.from_conn_string(
+                uri, index={"dims": 384, "embed": embed, "fields": ["text"]}) as astore:
+            native = await astore.asearch(scale.NS, query="q5", limit=200)
+            pool = await MemPursuitStore(astore).apool(scale.NS, "q5")
+            async with astore._cursor() as cur:
+                await cur.execute("SHOW hnsw.ef_search")
+                ef = (await cur.fetchone())["hnsw.ef_search"]
+            return len(native), len(pool.native), ef
+
+    n_native, n_pool, ef = asyncio.run(go())
+    assert n_native <= 40 and n_pool == 200 and ef == "40"
+
+
+def test_targets_never_lower_and_cap():
+    assert pgvector_targets(200, "40", "1") == (200, 2, None)
+    assert pgvector_targets(20, "100", "5")[:2] == (100, 5)
+    ef, _, warning = pgvector_targets(5000, None, None)
+    assert ef == PGVECTOR_EF_SEARCH_MAX and "1000" in warning
+    assert np.isfinite(ef)
