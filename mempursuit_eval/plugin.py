@@ -17,6 +17,8 @@ BACKENDS = {
                    "a LlamaIndex VectorMemoryBlock over local Qdrant"),
     "langgraph": ("mempursuit_eval.backends.langgraph:LangGraphBackend",
                   "LangGraph's own store (memory, sqlite or postgres)"),
+    "graphiti": ("mempursuit_eval.backends.graphiti:GraphitiBackend",
+                 "Graphiti on embedded Kuzu, one fact edge per turn (no LLM)"),
 }
 
 
