@@ -36,6 +36,12 @@ def _constructors():
         pass
     else:
         found["langgraph"] = MemPursuitStore.__init__
+    try:
+        from mempursuit_graphiti.search import MemPursuitGraphiti
+    except ImportError:  # Graphiti not installed
+        pass
+    else:
+        found["graphiti"] = MemPursuitGraphiti.__init__
     return found
 
 

@@ -27,11 +27,12 @@ PACKAGES = {  # import name -> folder
     "mempursuit_langgraph": ROOT / "adapters" / "langgraph",
     "mempursuit_llamaindex": ROOT / "adapters" / "llamaindex",
     "mempursuit_langchain": ROOT / "adapters" / "langchain",
+    "mempursuit_graphiti": ROOT / "adapters" / "graphiti",
 }
 ADAPTERS = ("mempursuit_mem0", "mempursuit_lightmem", "mempursuit_simplemem", "mempursuit_memorybank",
-            "mempursuit_langgraph", "mempursuit_llamaindex", "mempursuit_langchain")
+            "mempursuit_langgraph", "mempursuit_llamaindex", "mempursuit_langchain", "mempursuit_graphiti")
 FRAMEWORKS = ("mem0", "lightmem", "simplemem", "faiss", "lancedb", "qdrant_client", "langgraph",
-              "langchain_core")
+              "langchain_core", "graphiti_core")
 
 
 def _modules() -> dict[str, Path]:

@@ -191,18 +191,25 @@ class GraphitiBackend:
     native : str
         The Graphiti reranker that orders the pool: ``"rrf"`` (default), ``"mmr"``,
         ``"node_distance"`` or ``"episode_mentions"``.
+    min_score : float, optional
+        The cosine search's ``sim_min_score`` (default Graphiti's own, 0.6: with MiniLM many
+        questions then get a pool of BM25 hits and a few close facts; an empty pool is a miss).
     dataset_signals : bool
         Put the benchmark's own session ids and speakers over the adapter's.
     """
 
-    def __init__(self, *, native: str | None = None, dataset_signals: bool = False):
+    def __init__(self, *, native: str | None = None, min_score: float | None = None,
+                 dataset_signals: bool = False):
         native = "rrf" if native in (None, "graphiti") else native
         if native not in NATIVE_RERANKERS:
             raise ValueError(f"the graphiti backend's native order is one of Graphiti's "
                              f"rerankers {', '.join(NATIVE_RERANKERS)}; got native={native!r}")
         self.native = native
+        self.min_score = None if min_score is None else float(min_score)
         self.dataset_signals = bool(dataset_signals)
         self.name = "graphiti-kuzu" if native == "rrf" else f"graphiti-kuzu-{native}"
+        if self.min_score is not None:
+            self.name += f"-min{self.min_score:g}"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._graphiti: Any = None
@@ -242,8 +249,10 @@ class GraphitiBackend:
         from graphiti_core.search.search_config import EdgeReranker, SearchConfig
         from graphiti_core.search.search_config_recipes import EDGE_HYBRID_SEARCH_RRF
 
-        edge = EDGE_HYBRID_SEARCH_RRF.edge_config.model_copy(
-            update={"reranker": EdgeReranker[reranker]})
+        update: dict[str, Any] = {"reranker": EdgeReranker[reranker]}
+        if self.min_score is not None:
+            update["sim_min_score"] = self.min_score
+        edge = EDGE_HYBRID_SEARCH_RRF.edge_config.model_copy(update=update)
         return SearchConfig(edge_config=edge)
 
     def _center(self, group: str, query: str) -> str | None:
@@ -262,14 +271,24 @@ class GraphitiBackend:
         gid = group_entry(self._groups, group)
         center = self._center(group, query) if self.native == "node_distance" else None
         qvec = None if query_vector is None else np.asarray(query_vector, np.float32).tolist()
-        got = self._run(self._reader.edge_pool(
-            query, config=self._config(self.native), size=size, query_vector=qvec,
-            group_ids=[gid], center_node_uuid=center, reranker=self.native))
+        from mempursuit_graphiti import EmptyPoolError
+
+        try:
+            got = self._run(self._reader.edge_pool(
+                query, config=self._config(self.native), size=size, query_vector=qvec,
+                group_ids=[gid], center_node_uuid=center, reranker=self.native))
+        except EmptyPoolError:  # no BM25 hit and no fact above sim_min_score: a miss
+            qv = np.asarray(qvec if qvec is not None else self._embed(query), np.float32)
+            return Pool(uids=[], vectors=np.zeros((0, qv.shape[0]), np.float32),
+                        query_vector=qv, native_scores=np.zeros(0))
         if got.unscored:
             raise RuntimeError(f"{len(got.unscored)} pool facts have no stored embedding")
         c = got.candidates
         return pool_from_candidates(c, [self._uids[e.uuid] for e in c.items], units=self._units,
                                     dataset_signals=self.dataset_signals)
+
+    def _embed(self, query: str) -> list[float]:
+        return self._run(self._graphiti.embedder.create(input_data=[query]))
 
     def close(self) -> None:
         graphiti, self._graphiti, self._reader = self._graphiti, None, None
