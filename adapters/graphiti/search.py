@@ -250,7 +250,7 @@ class MemPursuitGraphiti:
         size = self.options.pool_size(config.limit if size is None else size)
         qvec = query_vector if query_vector is not None else await self._embed(query)
         got = await self.graphiti.search_(query, self._pool_config(config, scope, size, reranker),
-                                          query_vector=list(qvec), **call)
+                                          query_vector=[float(x) for x in qvec], **call)
         if scope == "edge":
             return got.edges, got.edge_reranker_scores, qvec
         return got.nodes, got.node_reranker_scores, qvec
