@@ -6,6 +6,7 @@
 # run embeds LoCoMo in the framework's own text format (minutes).
 #
 #   bash benchmarks/framework_runs.sh [DATA_DIR] [FRAMEWORK...]   # default ../shared/data, all four
+#   bash benchmarks/framework_runs.sh ../shared/data graphiti      # Graphiti on Kuzu (pip install -e ".[graphiti]")
 #
 # Writes benchmarks/results/eval/frameworks/<framework>-locomo/{summary.json,summary.md,config.json}
 # and prints each run's wall time. Another framework's row drops in the same folder

@@ -21,6 +21,8 @@ BACKENDS = {
                    "a LlamaIndex VectorMemoryBlock over local Qdrant"),
     "langgraph": ("mempursuit_eval.backends.langgraph:LangGraphBackend",
                   "LangGraph's own store (memory, sqlite or postgres)"),
+    "graphiti": ("mempursuit_eval.backends.graphiti:GraphitiBackend",
+                 "Graphiti on embedded Kuzu, one fact edge per turn (no LLM)"),
     # ``NAME+OPTION`` takes over ``--framework NAME`` when OPTION is given (stages.build_backend)
     "mem0+config": ("mempursuit_eval.backends.mem0_existing:ExistingMem0Backend",
                     "your own Mem0 store, read-only (--mem0-config)"),

@@ -27,9 +27,9 @@ from mempursuit_eval.store import PlainStore
 from eval_samples import HashEmbedder, locomo_file
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILT_IN = {"mem0", "lightmem", "simplemem", "memorybank", "llamaindex", "langgraph"}
+BUILT_IN = {"mem0", "lightmem", "simplemem", "memorybank", "llamaindex", "langgraph", "graphiti"}
 FRAMEWORKS = ("mem0", "lightmem", "simplemem", "faiss", "lancedb", "qdrant_client", "langgraph",
-              "llama_index", "langchain_core")
+              "llama_index", "langchain_core", "graphiti_core")
 
 
 class ToyStore(PlainStore):

@@ -120,7 +120,8 @@ def test_unknown_adapter_lists_registered_ones(inline_plugin):
 def test_builtin_adapters_registered_and_extras_exist():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     extras = pyproject["project"]["optional-dependencies"]
-    for name in ("mem0", "lightmem", "simplemem", "memorybank", "langgraph", "eval", "all"):
+    for name in ("mem0", "lightmem", "simplemem", "memorybank", "langgraph", "graphiti", "eval",
+                 "all"):
         assert name in extras
     adapters = list_adapters()
     for name, spec in adapters.items():
@@ -137,7 +138,7 @@ def test_adapter_modules_import_without_their_frameworks():
     code = (
         "import sys\n"
         "for m in ('mem0', 'lightmem', 'simplemem', 'faiss', 'qdrant_client', 'lancedb',\n"
-        "          'langgraph'):\n"
+        "          'langgraph', 'graphiti_core'):\n"
         "    sys.modules[m] = None\n"
         "from mempursuit_core.plugins import list_adapters, load_adapter, AdapterNotInstalledError\n"
         "ads = list_adapters()\n"

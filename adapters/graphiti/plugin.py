@@ -1,0 +1,18 @@
+"""Registers the Graphiti adapter (imports cleanly without Graphiti)."""
+
+from mempursuit_core.adapter import AdapterSpec, hookimpl
+
+SPEC = AdapterSpec(
+    name="graphiti",
+    module="mempursuit_graphiti",
+    framework="graphiti_core",
+    extra="graphiti",
+    summary=("Graphiti (Zep's graph memory): a Graphiti wrapper whose search / search_ reorder "
+             "the fused top-200 facts and entities with the fact / name embeddings read back "
+             "from the graph"),
+)
+
+
+@hookimpl
+def register_adapters(register):
+    register(SPEC)

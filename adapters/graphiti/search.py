@@ -1,0 +1,384 @@
+"""MemPursuit as the read policy of Graphiti's fact (edge) and entity (node) search.
+
+Graphiti answers every read with ``Graphiti.search`` (facts) or ``Graphiti.search_`` (a
+``SearchConfig`` over facts, entities, episodes and communities). Both gather candidates with the
+configured search methods (BM25, cosine similarity, breadth-first search), fuse them and cut the
+result at ``limit`` with one of Graphiti's rerankers. :class:`MemPursuitGraphiti` wraps a
+``Graphiti`` instance and answers the same two calls with what the read policy picks::
+
+    graphiti = MemPursuitGraphiti(graphiti)     # everything else passes through
+
+How a search is read (:meth:`MemPursuitGraphiti.edge_pool`, :meth:`MemPursuitGraphiti.node_pool`):
+
+1. The query is embedded once with Graphiti's own embedder (or the caller's ``query_vector``).
+2. The pool: Graphiti's own ``search_`` with the caller's search methods, filter, group ids,
+   center node and BFS origins, the reranker set to ``rrf`` and ``limit = P`` (each method
+   fetches ``2 P`` candidates; reciprocal-rank fusion, Graphiti's default, gives the native order).
+3. The stored vectors: ``fact_embedding`` / ``name_embedding`` read back from the graph in one
+   query (Graphiti's ``get_embeddings_for_edges`` / ``get_embeddings_for_nodes``); nothing is
+   re-embedded.
+4. Signals from what the graph keeps (:data:`EDGE_SIGNALS`): the fact (or the entity's name and
+   summary) as text, ``valid_at`` (else ``created_at``) as the time, the first episode a fact came
+   from as its session (an entity: its group id), and the source / target entity names.
+
+Items without a stored vector are never dropped: they follow the policy's picks in native order.
+A graph without stored vectors, an empty pool (an empty graph, an unknown group id) or any other
+fault returns Graphiti's own result with one warning (``strict=True`` raises). Episode and
+community scopes of a ``SearchConfig`` are passed to Graphiti unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+from graphiti_core.edges import EntityEdge
+from graphiti_core.nodes import EntityNode
+from graphiti_core.search.search_config import (DEFAULT_SEARCH_LIMIT, EdgeReranker,
+                                                NodeReranker, SearchConfig, SearchResults)
+from graphiti_core.search.search_config_recipes import (COMBINED_HYBRID_SEARCH_CROSS_ENCODER,
+                                                        EDGE_HYBRID_SEARCH_NODE_DISTANCE,
+                                                        EDGE_HYBRID_SEARCH_RRF)
+from graphiti_core.search.search_filters import SearchFilters
+from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embeddings_for_nodes
+
+from mempursuit_core.adapter import CandidatePool, ReadOptions, aread_or_native, pool_signals
+
+__all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
+           "POOL_RERANKERS"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: What each signal is read from, for facts (edges); entities use their name + summary as text,
+#: ``created_at`` as time and the group id as session.
+EDGE_SIGNALS = {
+    "texts": "fact",
+    "timestamps": "valid_at, else created_at",
+    "session_ids": "episodes[0] (the episode the fact came from), else group_id",
+    "entities": "(source entity name, target entity name)",
+    "invalid_at": "invalid_at",
+}
+
+#: Graphiti's rerankers that can give a pool its native order (the cross-encoder is left out:
+#: it would score all P candidates with a model per search).
+POOL_RERANKERS = ("rrf", "mmr", "node_distance", "episode_mentions")
+
+
+class GraphitiReadError(RuntimeError):
+    """The pool could not be read (no stored vectors, an empty pool)."""
+
+
+class EmptyPoolError(GraphitiReadError):
+    """Graphiti's search methods found no candidate (an empty graph, an unknown group id)."""
+
+
+@dataclass
+class GraphitiPool(Generic[T]):
+    """Graphiti's candidate pool for one search, in its native (RRF) order.
+
+    Attributes
+    ----------
+    native : list of EntityEdge or EntityNode, length P0
+        What Graphiti's search methods returned, fused by RRF, cut at ``P``.
+    candidates : CandidatePool
+        The items with a stored vector (native order): vectors ``(P, d)``, the query vector
+        ``(d,)``, the RRF scores ``(P,)`` and the signals.
+    unscored : list
+        The items without a stored vector, native order.
+    """
+
+    native: list[T]
+    candidates: CandidatePool[T]
+    unscored: list[T] = field(default_factory=list)
+
+
+def _time(t: Any) -> Any:
+    return None if t is None else t.isoformat() if hasattr(t, "isoformat") else t
+
+
+def _scores(n: int) -> list[float]:
+    """Reranker scores for ``n`` results in the policy's order (``1 / (rank + 1)``), so a caller
+    that sorts by score keeps the order."""
+    return [1.0 / (i + 1) for i in range(n)]
+
+
+class MemPursuitGraphiti:
+    """A ``Graphiti`` whose fact and entity searches return what a read policy picks.
+
+    Parameters
+    ----------
+    graphiti : graphiti_core.Graphiti
+        The instance to wrap; every attribute and method other than ``search`` / ``search_``
+        is its own.
+    k : int or None, default None
+        Budget ``K``: ``None`` returns ``num_results`` / ``config.limit`` items; otherwise
+        ``min(k, limit)``.
+    pool : int, default 200
+        ``P``: how many fused candidates to read (raised to ``K``).
+    policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
+        ``"native"`` passes every search to Graphiti unchanged (with ``k``: ``limit=min(k,
+        limit)``).
+    policy_options : dict, optional
+        Selector options; other keyword arguments are taken as selector options too.
+    strict : bool, default False
+        False: on any fault log one warning and return Graphiti's own result; True: raise.
+    """
+
+    def __init__(self, graphiti: Any, *, k: int | None = None, pool: int | None = None,
+                 policy: Any = None, policy_options: Mapping[str, Any] | None = None,
+                 strict: bool | None = None, **extra: Any):
+        if not (hasattr(graphiti, "search_") and hasattr(graphiti, "clients")):
+            raise TypeError(f"MemPursuitGraphiti wraps a graphiti_core.Graphiti, got "
+                            f"{type(graphiti).__name__}")
+        self.graphiti = graphiti
+        self.options = ReadOptions.build("MemPursuitGraphiti", k=k, pool=pool, policy=policy,
+                                         policy_options=policy_options, strict=strict, **extra)
+        self.selector = self.options.selector()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("graphiti", "options", "selector"):  # a half-built wrapper
+            raise AttributeError(name)
+        return getattr(self.graphiti, name)
+
+    def __repr__(self) -> str:
+        return f"MemPursuitGraphiti({self.graphiti!r}, policy={self.options.policy!r})"
+
+    @property
+    def native(self) -> bool:
+        """Whether the policy is Graphiti's own order (every search passes through)."""
+        return self.options.is_native
+
+    # ---------------------------------------------------------------- Graphiti's two reads
+
+    async def search(self, query: str, center_node_uuid: str | None = None,
+                     group_ids: list[str] | None = None, num_results: int = DEFAULT_SEARCH_LIMIT,
+                     search_filter: SearchFilters | None = None, driver: Any = None
+                     ) -> list[EntityEdge]:
+        """``Graphiti.search``: the facts (edges) for ``query``, in the policy's order.
+
+        The native read is Graphiti's hybrid edge search (BM25 + cosine, RRF; node distance
+        around ``center_node_uuid`` when one is given); the pool comes from the same methods.
+        """
+        budget = self.options.budget(num_results)
+        if self.native:
+            return await self.graphiti.search(query, center_node_uuid, group_ids, budget,
+                                              search_filter, driver)
+        recipe = (EDGE_HYBRID_SEARCH_RRF if center_node_uuid is None
+                  else EDGE_HYBRID_SEARCH_NODE_DISTANCE)
+        config = recipe.model_copy(update={"limit": num_results})
+        got = await self.search_(query, config, group_ids, center_node_uuid,
+                                 search_filter=search_filter, driver=driver)
+        return got.edges
+
+    async def search_(self, query: str, config: SearchConfig = COMBINED_HYBRID_SEARCH_CROSS_ENCODER,
+                      group_ids: list[str] | None = None, center_node_uuid: str | None = None,
+                      bfs_origin_node_uuids: list[str] | None = None,
+                      search_filter: SearchFilters | None = None, driver: Any = None,
+                      query_vector: list[float] | None = None) -> SearchResults:
+        """``Graphiti.search_``: edges and nodes in the policy's order, episodes and communities
+        as Graphiti returns them.
+
+        Reranker scores of reordered edges / nodes are ``1 / (rank + 1)`` in the policy's order.
+        """
+        budget = self.options.budget(config.limit)
+        call = dict(group_ids=group_ids, center_node_uuid=center_node_uuid,
+                    bfs_origin_node_uuids=bfs_origin_node_uuids, search_filter=search_filter,
+                    driver=driver)
+
+        async def native() -> SearchResults:
+            return await self.graphiti.search_(query, config.model_copy(update={"limit": budget}),
+                                               query_vector=query_vector, **call)
+
+        if self.native or not query.strip() or (config.edge_config is None
+                                                and config.node_config is None):
+            return await native()
+        async def ours() -> SearchResults:
+            qvec = query_vector if query_vector is not None else await self._embed(query)
+            pools: dict[str, Any] = {}
+            empty: list[EmptyPoolError] = []
+            for scope, read in (("edge", self.edge_pool), ("node", self.node_pool)):
+                if getattr(config, f"{scope}_config") is None:
+                    continue
+                try:
+                    pools[scope] = await read(query, config=config, query_vector=qvec, **call)
+                except EmptyPoolError as exc:  # this scope found nothing: Graphiti's is empty
+                    pools[scope], _ = [], empty.append(exc)
+            if len(empty) == len(pools):  # nothing found at all: an empty graph or group
+                raise empty[0]
+            results = self._choose_all(pools.get("edge"), pools.get("node"), budget)
+            rest = config.model_copy(update={"edge_config": None, "node_config": None,
+                                             "limit": budget})
+            if rest.episode_config is not None or rest.community_config is not None:
+                other = await self.graphiti.search_(query, rest, query_vector=qvec, **call)
+                results.episodes, results.episode_reranker_scores = (
+                    other.episodes, other.episode_reranker_scores)
+                results.communities, results.community_reranker_scores = (
+                    other.communities, other.community_reranker_scores)
+            return results
+
+        return await aread_or_native(ours, native, strict=self.options.strict,
+                                     framework="Graphiti", log=logger)
+
+    # ---------------------------------------------------------------- the pools
+
+    async def _embed(self, query: str) -> list[float]:
+        return await self.graphiti.embedder.create(input_data=[query.replace("\n", " ")])
+
+    @staticmethod
+    def _pool_config(config: SearchConfig, scope: str, size: int, reranker: str) -> SearchConfig:
+        if reranker not in POOL_RERANKERS:
+            raise ValueError(f"the pool is ordered by one of Graphiti's rerankers "
+                             f"{', '.join(POOL_RERANKERS)}; got {reranker!r}")
+        if scope == "edge":
+            part = config.edge_config.model_copy(update={"reranker": EdgeReranker[reranker]})
+            return SearchConfig(edge_config=part, limit=size)
+        part = config.node_config.model_copy(update={"reranker": NodeReranker[reranker]})
+        return SearchConfig(node_config=part, limit=size)
+
+    async def _fused(self, query: str, config: SearchConfig, scope: str, size: int | None,
+                     query_vector: Any, reranker: str, call: dict
+                     ) -> tuple[list, list[float], list[float]]:
+        size = self.options.pool_size(config.limit if size is None else size)
+        qvec = query_vector if query_vector is not None else await self._embed(query)
+        got = await self.graphiti.search_(query, self._pool_config(config, scope, size, reranker),
+                                          query_vector=[float(x) for x in qvec], **call)
+        if scope == "edge":
+            return got.edges, got.edge_reranker_scores, qvec
+        return got.nodes, got.node_reranker_scores, qvec
+
+    async def edge_pool(self, query: str, *, config: SearchConfig = EDGE_HYBRID_SEARCH_RRF,
+                        size: int | None = None, query_vector: Any = None,
+                        group_ids: list[str] | None = None, center_node_uuid: str | None = None,
+                        bfs_origin_node_uuids: list[str] | None = None,
+                        search_filter: SearchFilters | None = None, driver: Any = None,
+                        reranker: str = "rrf") -> GraphitiPool[EntityEdge]:
+        """Graphiti's fact pool for ``query``: the read every reordered edge search makes.
+
+        Parameters
+        ----------
+        query : str
+        config : SearchConfig
+            Its ``edge_config`` gives the search methods (the reranker is replaced by RRF).
+        size : int, optional
+            ``P`` (default: the ``pool`` option, raised to ``config.limit``).
+        query_vector : sequence of float, optional
+            The query's embedding (default: Graphiti's embedder, once).
+        group_ids, center_node_uuid, bfs_origin_node_uuids, search_filter, driver
+            As in ``Graphiti.search_``.
+        reranker : str
+            The Graphiti reranker giving the native order (:data:`POOL_RERANKERS`; default
+            ``"rrf"``, what every wrapped search uses).
+
+        Returns
+        -------
+        GraphitiPool
+            ``candidates.vectors`` (P, d) the stored ``fact_embedding`` rows.
+
+        Raises
+        ------
+        EmptyPoolError
+            When the search methods found nothing (an empty graph, an unknown group id).
+        GraphitiReadError
+            When none of the pool's facts has a stored embedding.
+        """
+        call = dict(group_ids=group_ids, center_node_uuid=center_node_uuid,
+                    bfs_origin_node_uuids=bfs_origin_node_uuids, search_filter=search_filter,
+                    driver=driver)
+        edges, scores, qvec = await self._fused(query, config, "edge", size, query_vector,
+                                                reranker, call)
+        if not edges:
+            raise EmptyPoolError(f"Graphiti's search found no facts for group ids "
+                                    f"{group_ids!r}: nothing to reorder")
+        stored = await get_embeddings_for_edges(driver or self.graphiti.driver, edges)
+        names = await self._entity_names(edges, driver)
+
+        def signals(kept: Sequence[EntityEdge]):
+            return pool_signals(
+                [e.fact for e in kept], query,
+                timestamps=[_time(e.valid_at or e.created_at) for e in kept],
+                session_ids=[e.episodes[0] if e.episodes else e.group_id for e in kept],
+                entities=[(names.get(e.source_node_uuid), names.get(e.target_node_uuid))
+                          for e in kept],
+                invalid_at=[_time(e.invalid_at) for e in kept])
+
+        return _assemble(edges, scores, stored, qvec, signals, "fact_embedding")
+
+    async def node_pool(self, query: str, *, config: SearchConfig, size: int | None = None,
+                        query_vector: Any = None, group_ids: list[str] | None = None,
+                        center_node_uuid: str | None = None,
+                        bfs_origin_node_uuids: list[str] | None = None,
+                        search_filter: SearchFilters | None = None, driver: Any = None,
+                        reranker: str = "rrf") -> GraphitiPool[EntityNode]:
+        """Graphiti's entity pool for ``query`` (``config.node_config``'s methods, RRF), with the
+        stored ``name_embedding`` rows; otherwise as :meth:`edge_pool`."""
+        call = dict(group_ids=group_ids, center_node_uuid=center_node_uuid,
+                    bfs_origin_node_uuids=bfs_origin_node_uuids, search_filter=search_filter,
+                    driver=driver)
+        nodes, scores, qvec = await self._fused(query, config, "node", size, query_vector,
+                                                reranker, call)
+        if not nodes:
+            raise EmptyPoolError(f"Graphiti's search found no entities for group ids "
+                                    f"{group_ids!r}: nothing to reorder")
+        stored = await get_embeddings_for_nodes(driver or self.graphiti.driver, nodes)
+
+        def signals(kept: Sequence[EntityNode]):
+            return pool_signals(
+                [f"{n.name}: {n.summary}" if n.summary else n.name for n in kept], query,
+                timestamps=[_time(n.created_at) for n in kept],
+                session_ids=[n.group_id for n in kept],
+                entities=[(n.name,) for n in kept])
+
+        return _assemble(nodes, scores, stored, qvec, signals, "name_embedding")
+
+    async def _entity_names(self, edges: Sequence[EntityEdge], driver: Any) -> dict[str, str]:
+        uuids = sorted({u for e in edges for u in (e.source_node_uuid, e.target_node_uuid)})
+        found = await EntityNode.get_by_uuids(driver or self.graphiti.driver, uuids)
+        return {n.uuid: n.name for n in found}
+
+    # ---------------------------------------------------------------- the choice
+
+    def choose(self, pool: GraphitiPool[T], budget: int) -> list[T]:
+        """The policy's ``budget`` items of ``pool``, then the unscored ones (native order)."""
+        chosen = pool.candidates.select(self.selector, budget).items
+        return (chosen + pool.unscored)[:budget]
+
+    def _choose_all(self, edges: GraphitiPool | list | None, nodes: GraphitiPool | list | None,
+                    budget: int) -> SearchResults:
+        results = SearchResults()
+        if edges:
+            results.edges = self.choose(edges, budget)
+            results.edge_reranker_scores = _scores(len(results.edges))
+        if nodes:
+            results.nodes = self.choose(nodes, budget)
+            results.node_reranker_scores = _scores(len(results.nodes))
+        return results
+
+
+def _assemble(items: list, scores: Sequence[float], stored: Mapping[str, Any], qvec: Any,
+              signals: Any, what: str) -> GraphitiPool:
+    qvec = np.asarray(qvec, dtype=np.float32).reshape(-1)
+    kept = [x for x in items if stored.get(x.uuid) is not None]
+    if not kept:
+        raise GraphitiReadError(f"none of the {len(items)} candidates has a stored {what} "
+                                "(a graph written without embeddings?)")
+    unscored = [x for x in items if stored.get(x.uuid) is None]
+    try:
+        vectors = np.asarray([stored[x.uuid] for x in kept], dtype=np.float32)
+    except ValueError:  # ragged
+        raise GraphitiReadError(f"the pool's stored {what} rows differ in dimension") from None
+    if vectors.shape != (len(kept), qvec.shape[0]):
+        raise GraphitiReadError(f"stored {what} rows of shape {vectors.shape[1:]} for a "
+                                f"{qvec.shape[0]}-d query")
+    if not np.isfinite(vectors).all():
+        raise GraphitiReadError(f"a stored {what} has NaN or infinite values")
+    by_uuid = dict(zip((x.uuid for x in items), scores)) if len(scores) == len(items) else {}
+    native = np.asarray([by_uuid.get(x.uuid, np.nan) for x in kept], dtype=np.float64)
+    candidates = CandidatePool(kept, qvec, vectors,
+                               native_scores=None if np.isnan(native).any() else native,
+                               signals=signals(kept))
+    return GraphitiPool(list(items), candidates, unscored)

@@ -1,0 +1,79 @@
+"""MemPursuit as the read policy of Graphiti's search: the one-line swap.
+
+    pip install "mempursuit[graphiti,embed]"
+    python examples/graphiti_quickstart.py
+
+Writes a few facts about Priya (three paraphrases of one fact, the fact that complements it, and
+others) as edges of a Graphiti graph on the embedded Kuzu driver, through Graphiti's own node and
+edge ``save`` methods, with the packaged all-MiniLM-L6-v2 (int8 ONNX, offline) as Graphiti's
+embedder and no LLM. It then compares Graphiti's own top 3 facts with the wrapped instance's
+(here with the paper's rule, ``policy="mempursuit"``; the default policy needs no argument).
+The swap is one line, after building the ``Graphiti`` instance::
+
+    graphiti = MemPursuitGraphiti(graphiti)
+
+``graphiti.search(...)`` and ``graphiti.search_(...)`` then read through the policy; everything
+else (``add_episode``, ``add_triplet``, ...) is Graphiti's own (docs/adapters/graphiti.md).
+"""
+
+import asyncio
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+
+from graphiti_core.edges import EntityEdge  # noqa: E402
+from graphiti_core.nodes import EntityNode  # noqa: E402
+
+from mempursuit_core.embed import get_embedder  # noqa: E402
+from mempursuit_eval.backends.graphiti import (EncoderEmbedder, build_fulltext,  # noqa: E402
+                                               open_kuzu_graphiti)
+from mempursuit_graphiti import MemPursuitGraphiti  # noqa: E402
+
+FACTS = [
+    "Priya works as a nurse at the city hospital.",
+    "Priya is a nurse; she works at the city hospital.",
+    "At the city hospital, Priya has a job as a nurse.",
+    "Priya's hospital shifts start at six in the morning, Monday to Thursday.",
+    "Priya adopted a grey cat called Miso last spring.",
+    "Priya bakes sourdough bread every Sunday.",
+    "Priya's sister lives in Toronto and teaches chemistry.",
+    "Priya is planning a trip to Lisbon in October.",
+]
+QUESTION = "When does Priya start work at the hospital?"
+
+
+async def main(path: Path) -> None:
+    # Graphiti on embedded Kuzu, MiniLM as its EmbedderClient, no LLM (none is needed to read)
+    graphiti = open_kuzu_graphiti(path, EncoderEmbedder(get_embedder()))
+    when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    priya = EntityNode(name="Priya", group_id="priya", labels=["Entity"], created_at=when)
+    world = EntityNode(name="World", group_id="priya", labels=["Entity"], created_at=when)
+    for node in (priya, world):
+        await node.generate_name_embedding(graphiti.embedder)
+        await node.save(graphiti.driver)
+    for fact in FACTS:
+        edge = EntityEdge(source_node_uuid=priya.uuid, target_node_uuid=world.uuid,
+                          name="FACT", fact=fact, group_id="priya", created_at=when,
+                          valid_at=when)
+        await edge.generate_embedding(graphiti.embedder)
+        await edge.save(graphiti.driver)
+    await build_fulltext(graphiti)
+
+    native = await graphiti.search(QUESTION, group_ids=["priya"], num_results=3)
+    wrapped = MemPursuitGraphiti(graphiti, policy="mempursuit")  # the one line (the paper's rule)
+    ours = await wrapped.search(QUESTION, group_ids=["priya"], num_results=3)
+
+    print(f"Q: {QUESTION}\n")
+    print("Graphiti's own top 3:")
+    for edge in native:
+        print(f"  {edge.fact}")
+    print("\nMemPursuitGraphiti's 3 (from Graphiti's fused top 200):")
+    for edge in ours:
+        print(f"  {edge.fact}")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    asyncio.run(main(Path(tmp) / "graph.kuzu"))
