@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
     if target is None:
         raise AttributeError(f"module 'mempursuit_graphiti' has no attribute {name!r}")
     if not _installed("graphiti_core"):
-        from mempursuit_core.plugins import AdapterNotInstalledError
+        from mempursuit_core.adapter import AdapterNotInstalledError
 
         raise AdapterNotInstalledError(
             f"mempursuit_graphiti.{name} needs Graphiti, which is not installed: "
