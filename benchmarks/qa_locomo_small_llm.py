@@ -349,14 +349,16 @@ def _command(argv: list[str]) -> str:
     return " ".join(out)
 
 
-def results_section(rep: dict) -> list[str]:
-    """The docs/results.md section (markdown lines) for a report written by this script."""
+def results_section(rep: dict, source: str = "benchmarks/results/qa_locomo_small_llm.json",
+                    heading: str = "## End-to-end QA through a small local LLM") -> list[str]:
+    """The docs/results.md section (markdown lines) for a report written by this script to
+    ``source`` (relative to the repository), under ``heading``."""
     res = rep["results"]
     cats = ", ".join(f"{n} {c}" for c, n in sorted(rep["sample_by_category"].items()))
     lines = [
-        "## End-to-end QA through a small local LLM", "",
+        heading, "",
         f"`python benchmarks/qa_locomo_small_llm.py {rep.get('command', '')}` wrote "
-        "`benchmarks/results/qa_locomo_small_llm.json`. LoCoMo, a stratified sample fixed before "
+        f"`{source}`. LoCoMo, a stratified sample fixed before "
         f"any result (seed {rep['seed']}: {rep['sample_rule']}): {rep['n']} questions ({cats}). "
         f"Store: {rep['store']}; K={rep['k']}. "
         + ("Answerer and judge" if rep.get("judged_by_llm", True) else "Answerer (no LLM judge)")

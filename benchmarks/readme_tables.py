@@ -21,6 +21,10 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The QA reports: the 160-question run (issue 37, the headline when present) and the earlier
+#: 40-question sample with both native orders (issue 30).
+QA_REPORTS = (ROOT / "benchmarks" / "results" / "qa_locomo_small_llm_n160.json",
+              ROOT / "benchmarks" / "results" / "qa_locomo_small_llm.json")
 RESULTS = ROOT / "benchmarks" / "results"
 EVAL = RESULTS / "eval"
 ROUND3 = EVAL / "round3"
@@ -388,11 +392,16 @@ def results_doc() -> str:
             parts += ["Where the default stands on each side today (`python benchmarks/held_out_halves.py "
                       "RUN --split benchmarks/results/eval/round3_split.json`, from a "
                       "`mempursuit eval --native-order hybrid` run):", "", base, ""]
-    qa = ROOT / "benchmarks" / "results" / "qa_locomo_small_llm.json"
-    if qa.exists():
+    big, small = QA_REPORTS
+    if big.exists() or small.exists():
         from qa_locomo_small_llm import results_section
 
-        parts += results_section(json.loads(qa.read_text()))
+        for path, heading in ((big, "## End-to-end QA through a small local LLM"),
+                              (small, "### The 40-question sample, both native orders"
+                               if big.exists() else "## End-to-end QA through a small local LLM")):
+            if path.exists():
+                parts += results_section(json.loads(path.read_text()),
+                                         str(path.relative_to(ROOT)), heading)
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -614,11 +623,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\n\n".join(table(p.resolve()) for p in args.runs))
         return 0
     want = {README: readme_with_table(README.read_text()), DOC: results_doc()}
-    qa = ROOT / "benchmarks" / "results" / "qa_locomo_small_llm.json"
-    if qa.exists():
+    qa = next((p for p in QA_REPORTS if p.exists()), None)
+    if qa is not None:
         from qa_disagreements import DOC as DISAGREE, disagreements_doc
 
-        page = disagreements_doc(json.loads(qa.read_text()))
+        page = disagreements_doc(json.loads(qa.read_text()), source=str(qa.relative_to(ROOT)))
         if page is not None:
             want[DISAGREE] = page
     stale = [p for p, text in want.items() if not p.exists() or p.read_text() != text]
