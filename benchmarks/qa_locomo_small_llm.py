@@ -370,8 +370,9 @@ def results_section(rep: dict, source: str = "benchmarks/results/qa_locomo_small
            "llama.cpp's server on the shared 2-core machines)")
         + ". "
         "EM / F1: the answer against the gold answer (lower-cased, punctuation and "
-        "articles dropped; SQuAD token F1). Agreement: the judge's label against F1 >= 0.5 "
-        "(Cohen's kappa) and against EM.", "",
+        "articles dropped; SQuAD token F1)."
+        + (" Agreement: the judge's label against F1 >= 0.5 (Cohen's kappa) and against EM."
+           if rep.get("judged_by_llm", True) else ""), "",
         table(res), "",
     ]
     for r in res:
@@ -412,6 +413,18 @@ def results_section(rep: dict, source: str = "benchmarks/results/qa_locomo_small
             + ("" if len(res) > 1 else " Only the dense order finished within the session; "
                "`--orders dense hybrid` runs both."))
     lines += official_section(rep)
+    if not rep.get("judged_by_llm", True):
+        return lines + [
+            "", "What this run can and cannot show: the answers are scored by LoCoMo's official "
+            "F1 (deterministic, the primary score); no LLM judge ran (the secondary score, left "
+            "for time: the same command without `--no-judge` reuses every cached answer and "
+            "adds only the verdicts). A 1.5B coding model answers far below the paper's hosted "
+            "model, so absolute F1 is low and differences are small in points; coverage beside "
+            "F1 says whether the evidence was there to be used, and the paired tests say how "
+            "often the answer moved with it. The reply cache is committed "
+            f"(`{rep.get('reply_cache') or 'benchmarks/results/qa_cache/'}`), so a rerun on "
+            "another machine resumes instead of starting over.", "",
+        ]
     lines += [
         "", "What a sample this size with a 1.5B model can and cannot show: it shows that the "
         "prompts, parsers, cache and paired statistics work on a real model's output, how often "
