@@ -33,6 +33,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
 
 import numpy as np  # noqa: E402
+from langgraph_latency import latency_summary  # noqa: E402  (benchmarks/, the script's folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LOCOMO = ROOT.parent / "shared/data/locomo/locomo10.json"
@@ -47,12 +48,6 @@ class Lookup:
 
     def encode(self, texts):
         return np.asarray([self.vectors[t] for t in texts], dtype=np.float32)
-
-
-def _ms(xs: list[float]) -> dict:
-    xs = sorted(xs)
-    return {"median_ms": 1000 * statistics.median(xs),
-            "p95_ms": 1000 * xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]}
 
 
 def main() -> None:
@@ -118,7 +113,7 @@ def main() -> None:
         graphiti = open_kuzu_graphiti(Path(tmp) / "graph.kuzu", EncoderEmbedder(Lookup(vectors)))
         pool_size = asyncio.run(run(graphiti))
 
-    stats = {name: _ms(xs) for name, xs in rows.items()}
+    stats = {name: latency_summary(xs) for name, xs in rows.items()}
     ratio = stats["wrapped top-K"]["median_ms"] / stats["native top-K"]["median_ms"]
     print(f"Graphiti on Kuzu, {len(texts)} facts in one group, {len(questions)} queries, "
           f"K={args.k}, P={args.pool} (median pool read: {pool_size})")

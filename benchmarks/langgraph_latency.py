@@ -39,7 +39,8 @@ DEFAULT_LOCOMO = ROOT.parent / "shared/data/locomo/locomo10.json"
 NS = ("bench", "locomo")
 
 
-def _ms(xs: list[float]) -> dict:
+def latency_summary(xs: list[float]) -> dict:
+    """Median and p95 in milliseconds of ``xs`` (seconds); graphiti_latency.py uses it too."""
     xs = sorted(xs)
     return {"median_ms": 1000 * statistics.median(xs),
             "p95_ms": 1000 * xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]}
@@ -114,7 +115,7 @@ def main() -> None:
                 warnings.simplefilter("ignore")
                 server.cleanup()
 
-    stats = {name: _ms(xs) for name, xs in rows.items()}
+    stats = {name: latency_summary(xs) for name, xs in rows.items()}
     ratio = stats["wrapped top-K"]["median_ms"] / stats["native top-K"]["median_ms"]
     print(f"LangGraph PostgresStore (pgvector, exact), {len(units)} memories, "
           f"{len(questions)} queries, K={args.k}, P={args.pool} (pool read: {pool_size})")
