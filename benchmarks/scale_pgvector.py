@@ -101,20 +101,21 @@ def load(uri: str, memories: np.ndarray, embed) -> float:
                     "'store_vectors' AND indexdef ILIKE '%USING hnsw%'")
         (name, indexdef), = [(r["indexname"], r["indexdef"]) for r in cur.fetchall()]
         cur.execute(f'DROP INDEX "{name}"')
-        cur.execute("CREATE TEMP TABLE staging (key text, embedding real[])")
+        cur.execute(f"CREATE TEMP TABLE staging (key text, embedding vector({memories.shape[1]}))")
         with cur.copy("COPY staging (key, embedding) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "float4[]"])
-            for i, row in enumerate(memories.tolist()):
-                copy.write_row((f"m{i}", row))
+            for block in _copy_binary(memories):
+                copy.write(block)
         prefix = ".".join(NS)
         cur.execute(
             "INSERT INTO store (prefix, key, value) SELECT %s, key, jsonb_build_object("
             "'text', 'memory ' || key, 'session_id', 's' || (substr(key, 2)::int / 20)) "
             "FROM staging", (prefix,))
         cur.execute("INSERT INTO store_vectors (prefix, key, field_name, embedding) "
-                    "SELECT %s, key, 'text', embedding::vector FROM staging", (prefix,))
+                    "SELECT %s, key, 'text', embedding FROM staging", (prefix,))
         cur.execute("DROP TABLE staging")
-        cur.execute("SET maintenance_work_mem = '2GB'")
+        # the HNSW graph must fit in maintenance_work_mem, or the build slows down many times
+        gb = max(2, int(np.ceil(3 * memories.nbytes / 2**30)))
+        cur.execute(f"SET maintenance_work_mem = '{gb}GB'")
         t = time.perf_counter()
         cur.execute(indexdef)
         build = time.perf_counter() - t
@@ -122,6 +123,25 @@ def load(uri: str, memories: np.ndarray, embed) -> float:
         cur.execute("ANALYZE store")
     conn.close()
     return build
+
+
+def _copy_binary(memories: np.ndarray, rows: int = 20_000):
+    """PostgreSQL binary ``COPY`` data for rows ``(key 'm<i>', vector)``, in blocks of bytes.
+
+    pgvector's binary ``vector`` is int16 dim, int16 0, then big-endian float4s; building it
+    with NumPy keeps the load of a million rows from turning every float into a Python object.
+    """
+    n, dim = memories.shape
+    yield b"PGCOPY\n\377\r\n\0" + np.array([0, 0], ">i4").tobytes()
+    head = np.array([4 + 4 * dim], ">i4").tobytes() + np.array([dim, 0], ">i2").tobytes()
+    for start in range(0, n, rows):
+        vecs = memories[start:start + rows].astype(">f4")
+        parts = []
+        for i, vec in enumerate(vecs, start):
+            key = b"m%d" % i
+            parts += [b"\x00\x02", len(key).to_bytes(4, "big"), key, head, vec.tobytes()]
+        yield b"".join(parts)
+    yield b"\xff\xff"
 
 
 def _keys(items) -> list[int]:
