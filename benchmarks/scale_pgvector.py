@@ -18,6 +18,8 @@ Measured in one run, per query:
   (pool of P from HNSW, stored vectors, signals, the default policy), and their ratio;
 * **throughput**: queries per second with ``--clients`` threads, each with its own connection
   and store, native and wrapped, and their ratio;
+* **exact top-K recall**: the fraction of the exact top-K that the store's own
+  ``search(limit=K)`` returns (ANN recall@K), and that the wrapped pool holds;
 * completeness of a search of P rows with ``hnsw.ef_search`` = P, 2P, 4P (capped at 1000):
   what a wider beam than P buys;
 * after the wrapped reads, ``SHOW hnsw.ef_search`` on the store's connection (unchanged: 40).
@@ -161,13 +163,16 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
     wrapped = MemPursuitStore(store, pool=pool)
 
     # exact top-P by cosine (unit vectors: dot product), in blocks to bound memory
-    exact = []
+    exact, exact_k = [], []
     for b in range(0, len(queries), 64):
         sims = queries[b:b + 64] @ memories.T
         top = np.argpartition(-sims, pool - 1, axis=1)[:, :pool]
         exact.extend(set(map(int, row)) for row in top)
+        top_k = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        exact_k.extend(set(map(int, row)) for row in top_k)
 
     native_full, wrapped_full, native_len, wrapped_len = [], [], [], []
+    recall_k: dict[str, list[float]] = {"native top-K": [], "wrapped pool": []}
     lat: dict[str, list[float]] = {"native top-K": [], "wrapped top-K": []}
     for t in texts[:5]:  # warm-up: plans, numba, caches
         store.search(NS, query=t, limit=k)
@@ -179,11 +184,14 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
         got = wrapped.pool(NS, t).native
         wrapped_len.append(len(got))
         wrapped_full.append(len(exact[i] & set(_keys(got))) / pool)
+        recall_k["wrapped pool"].append(len(exact_k[i] & set(_keys(got))) / k)
         for name, read in (("native top-K", store.search), ("wrapped top-K", wrapped.search)):
             t0 = time.perf_counter()
             out = read(NS, query=t, limit=k)
             lat[name].append(time.perf_counter() - t0)
             assert len(out) == k
+            if name == "native top-K":
+                recall_k[name].append(len(exact_k[i] & set(_keys(out))) / k)
     with conn.cursor() as cur:
         cur.execute("SHOW hnsw.ef_search")
         ef_after = cur.fetchone()["hnsw.ef_search"]
@@ -212,6 +220,10 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
             "native search(limit=P), default ef_search": float(np.mean(native_full)),
             "wrapped pool (ef_search raised to P)": float(np.mean(wrapped_full)),
             "search(limit=P) by hnsw.ef_search": sweep,
+        },
+        "exact_top_k_recall": {
+            "native search(limit=K), default ef_search": float(np.mean(recall_k["native top-K"])),
+            "wrapped pool (ef_search raised to P)": float(np.mean(recall_k["wrapped pool"])),
         },
         "pool_rows_mean": {"native": float(np.mean(native_len)),
                            "wrapped": float(np.mean(wrapped_len))},

@@ -61,6 +61,9 @@ def test_scale_benchmark_at_10k(loaded):
     assert got["completeness"]["wrapped pool (ef_search raised to P)"] >= 0.9
     assert got["completeness"]["native search(limit=P), default ef_search"] <= 40 / 200 + 1e-9
     assert got["show_ef_search_after_wrapped_reads"] == "40"
+    recall = got["exact_top_k_recall"]
+    assert recall["wrapped pool (ef_search raised to P)"] >= 0.9
+    assert 0 < recall["native search(limit=K), default ef_search"] <= 1
     assert got["throughput"]["qps"]["wrapped"] > 0
     sweep = got["completeness"]["search(limit=P) by hnsw.ef_search"]
     assert list(sweep) == ["200", "400", "800"] and sweep["800"] >= sweep["200"] - 0.02
