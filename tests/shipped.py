@@ -11,6 +11,13 @@ from pathlib import Path
 from mempursuit_core.plugins import DISTRIBUTION, ENTRY_POINT_GROUP, AdapterSpec
 
 
+#: Adapters whose framework takes over the process when imported (cognee clears the root
+#: logger's handlers, sets ``sys.excepthook`` and writes log files at import): the in-process
+#: tests skip them, saying so; their own module checks the same in a subprocess.
+OWN_PROCESS = {"cognee": "cognee reconfigures the process's logging at import: its option "
+                         "surface is checked in its own process (integration_tests/test_cognee.py)"}
+
+
 def shipped_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
     """``{name: entry point}`` of the group ``mempursuit`` that this distribution declares."""
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)

@@ -12,7 +12,7 @@ import pytest
 from mempursuit_core import DEFAULT_POLICY
 from mempursuit_core.options import DEFAULT_POOL, ReadOptions
 
-from shipped import shipped_adapters, top_package
+from shipped import OWN_PROCESS, shipped_adapters, top_package
 
 #: Every adapter the distribution's entry points register (tests/shipped.py).
 ADAPTERS = shipped_adapters()
@@ -39,6 +39,8 @@ def _surfaces(spec) -> dict[str, type]:
 
 def _adapter(name: str) -> dict[str, type]:
     spec = ADAPTERS[name]
+    if name in OWN_PROCESS:
+        pytest.skip(OWN_PROCESS[name])
     if not spec.framework_installed():
         pytest.skip(f"the {name} adapter's module needs {spec.framework!r}: {spec.hint}")
     found = _surfaces(spec)

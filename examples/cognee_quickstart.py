@@ -1,0 +1,78 @@
+"""MemPursuit as the read policy of cognee's chunk search: the one-line swap.
+
+    pip install "mempursuit[cognee]"
+    python examples/cognee_quickstart.py
+
+Adds a few memories about Priya (three paraphrases of one fact, the fact that complements it,
+and others) to cognee on its default embedded stores (SQLite, LanceDB, the Ladybug graph) in a
+temporary directory, as chunks (cognee's own add, classify and chunk tasks, and
+``add_data_points``; no LLM, so no ``cognify`` graph extraction), with the packaged
+all-MiniLM-L6-v2 (int8 ONNX, offline) as cognee's embedding engine. It then compares cognee's own
+top 3 chunks with those of the read policy (here the paper's rule, ``policy="mempursuit"``; the
+default policy needs no argument). The swap is one line, before searching::
+
+    use_mempursuit()
+
+``cognee.search(query, query_type=SearchType.CHUNKS, top_k=K)`` then reads through the policy
+(docs/adapters/cognee.md).
+"""
+
+import asyncio
+import os
+import shutil
+import tempfile
+
+ROOT = tempfile.mkdtemp(prefix="cognee-quickstart-")
+# cognee reads its settings from the environment: keep its stores in the temporary directory,
+# 384-d vectors (MiniLM), no access control (one local user), no LLM or key needed
+os.environ.update(SYSTEM_ROOT_DIRECTORY=os.path.join(ROOT, "system"),
+                  DATA_ROOT_DIRECTORY=os.path.join(ROOT, "data"),
+                  EMBEDDING_DIMENSIONS="384", ENABLE_BACKEND_ACCESS_CONTROL="false",
+                  COGNEE_SKIP_CONNECTION_TEST="true", LLM_API_KEY="unused",
+                  TELEMETRY_DISABLED="1", LOG_LEVEL="WARNING")
+
+import cognee  # noqa: E402
+from cognee.modules.pipelines.tasks.task import Task  # noqa: E402
+from cognee.tasks.documents import (classify_documents,  # noqa: E402
+                                    extract_chunks_from_documents)
+from cognee.tasks.storage import add_data_points  # noqa: E402
+
+from mempursuit_cognee import use_mempursuit, use_offline_embedder  # noqa: E402
+
+MEMORIES = [
+    "Priya works as a nurse at the city hospital.",
+    "Priya is a nurse; she works at the city hospital.",
+    "At the city hospital, Priya has a job as a nurse.",
+    "Priya's hospital shifts start at six in the morning, Monday to Thursday.",
+    "Priya adopted a grey cat called Miso last spring.",
+    "Priya bakes sourdough bread every Sunday.",
+    "Priya's sister lives in Toronto and teaches chemistry.",
+    "Priya is planning a trip to Lisbon in October.",
+]
+QUESTION = "When does Priya start work at the hospital?"
+
+
+async def main() -> None:
+    await cognee.add(MEMORIES, dataset_name="priya")
+    await cognee.run_custom_pipeline(
+        tasks=[Task(classify_documents), Task(extract_chunks_from_documents, max_chunk_size=512),
+               Task(add_data_points)], dataset="priya")
+
+    native = await cognee.search(QUESTION, query_type=cognee.SearchType.CHUNKS, top_k=3)
+    use_mempursuit(policy="mempursuit")  # the one line (the paper's rule)
+    ours = await cognee.search(QUESTION, query_type=cognee.SearchType.CHUNKS, top_k=3)
+
+    print(f"Q: {QUESTION}\n")
+    print("cognee's own top 3:")
+    for chunk in native:
+        print(f"  {chunk['text']}")
+    print("\nMemPursuit's 3 (from cognee's top 200 chunks):")
+    for chunk in ours:
+        print(f"  {chunk['text']}")
+
+
+use_offline_embedder()  # the packaged MiniLM as cognee's embedding engine (no key, no download)
+try:
+    asyncio.run(main())
+finally:
+    shutil.rmtree(ROOT, ignore_errors=True)
