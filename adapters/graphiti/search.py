@@ -234,11 +234,14 @@ class MemPursuitGraphiti:
         if reranker not in POOL_RERANKERS:
             raise ValueError(f"the pool is ordered by one of Graphiti's rerankers "
                              f"{', '.join(POOL_RERANKERS)}; got {reranker!r}")
+        # every candidate stays in the pool: Graphiti's default reranker_min_score (0) would drop
+        # each negative MMR score, i.e. both copies of every near-duplicate pair
+        keep_all = float("-inf")
         if scope == "edge":
             part = config.edge_config.model_copy(update={"reranker": EdgeReranker[reranker]})
-            return SearchConfig(edge_config=part, limit=size)
+            return SearchConfig(edge_config=part, limit=size, reranker_min_score=keep_all)
         part = config.node_config.model_copy(update={"reranker": NodeReranker[reranker]})
-        return SearchConfig(node_config=part, limit=size)
+        return SearchConfig(node_config=part, limit=size, reranker_min_score=keep_all)
 
     async def _fused(self, query: str, config: SearchConfig, scope: str, size: int | None,
                      query_vector: Any, reranker: str, call: dict
