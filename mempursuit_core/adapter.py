@@ -30,7 +30,9 @@ ANN indexes (a full pool)   :func:`pgvector_read_settings` / :func:`apgvector_re
                             transaction only), :func:`qdrant_search_params` (``hnsw_ef``),
                             :func:`warn_short_pool` (one warning naming the setting to raise)
 helpers                     :func:`get_embedder` (the packaged offline embedder),
-                            :class:`LexicalIndex` (BM25 over a pool's texts)
+                            :class:`LexicalIndex` (BM25 over a pool's texts),
+                            :func:`lazy_exports` (an adapter package's lazy names: importing
+                            it imports no framework)
 ==========================  =================================================================
 
 The submodules these come from are the core's own layout and may move; this module's names
@@ -44,6 +46,7 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, qdrant_search
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
 from .hookspecs import hookimpl
+from .lazy import lazy_exports
 from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
 from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
@@ -79,6 +82,7 @@ __all__ = [
     "get_embedder",
     "get_selector",
     "hookimpl",
+    "lazy_exports",
     "pgvector_read_settings",
     "pool_signals",
     "qdrant_search_params",

@@ -5,12 +5,11 @@
 Importing this package does not import LangChain; the names below do.
 """
 
+from mempursuit_core.adapter import lazy_exports
+
 __all__ = ["MemPursuitCompressor", "MemPursuitRetriever"]
 
 
-def __getattr__(name):
-    if name in __all__:
-        from . import compressor
-
-        return getattr(compressor, name)
-    raise AttributeError(f"module 'mempursuit_langchain' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(globals(), {name: "compressor" for name in __all__},
+                                    needs={"*": "langchain_core"}, framework="LangChain",
+                                    extra="langchain")

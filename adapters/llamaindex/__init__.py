@@ -4,12 +4,11 @@
 Importing this package does not import LlamaIndex; the names below do.
 """
 
+from mempursuit_core.adapter import lazy_exports
+
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitPostprocessor"]
 
 
-def __getattr__(name):
-    if name in __all__:
-        from . import postprocessor
-
-        return getattr(postprocessor, name)
-    raise AttributeError(f"module 'mempursuit_llamaindex' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(globals(), {name: "postprocessor" for name in __all__},
+                                    needs={"*": "llama_index.core"}, framework="LlamaIndex",
+                                    extra="llamaindex")

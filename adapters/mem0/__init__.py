@@ -16,9 +16,9 @@ and the code route is one line: ``memory = mempursuit_mem0.wrap(memory, k=10, po
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-from typing import Any
+
+from mempursuit_core.adapter import AdapterNotInstalledError, lazy_exports
 
 from .settings import MemPursuitSettings
 
@@ -39,15 +39,14 @@ __all__ = [
 #: The reranker provider name registered in Mem0's ``RerankerFactory``.
 PROVIDER = "mempursuit"
 META_KEY = "mempursuit"
+_MEM0 = "Mem0 (the 'mem0ai' package)"
 
 
 def _need_mem0(what: str) -> None:
     if importlib.util.find_spec("mem0") is None:
-        from mempursuit_core.adapter import AdapterNotInstalledError
-
         raise AdapterNotInstalledError(
-            f"mempursuit_mem0.{what} needs Mem0 (the 'mem0ai' package), which is not "
-            'installed: pip install "mempursuit[mem0]"')
+            f"mempursuit_mem0.{what} needs {_MEM0}, which is not installed: "
+            'pip install "mempursuit[mem0]"')
 
 
 def register() -> None:
@@ -60,39 +59,14 @@ def register() -> None:
     register_now()
 
 
-_LAZY = {
-    "Memory": ("memory", "Memory"),
-    "AsyncMemory": ("memory", "AsyncMemory"),
-    "bind": ("search", "bind"),
-    "unbind": ("search", "unbind"),
-    "wrap": ("search", "wrap"),
-    "get_binding": ("search", "get_binding"),
-    "PursuitBinding": ("search", "PursuitBinding"),
-    "SearchTrace": ("search", "SearchTrace"),
-    "register_vector_reader": ("stores", "register_vector_reader"),
-    "fetch_stored_vectors": ("stores", "fetch_stored_vectors"),
-    "VectorAccessError": ("stores", "VectorAccessError"),
-    "MemPursuitReranker": ("reranker", "MemPursuitReranker"),
-    "MemPursuitRerankerConfig": ("reranker_config", "MemPursuitRerankerConfig"),
-}
-
-_MOVED = {"add_bulk": "mempursuit_eval.backends.mem0_bulk.add_bulk (the harness's: it copies "
-                      "Mem0's private write path)"}
-
-
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if name in _MOVED:
-        raise AttributeError(f"mempursuit_mem0.{name} moved to {_MOVED[name]}")
-    if target is None:
-        raise AttributeError(f"module 'mempursuit_mem0' has no attribute {name!r}")
-    module_name, attr = target
-    if module_name in ("memory", "reranker", "reranker_config"):
-        _need_mem0(name)
-    value = getattr(importlib.import_module(f".{module_name}", __name__), attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {"Memory": "memory", "AsyncMemory": "memory", "bind": "search", "unbind": "search",
+     "wrap": "search", "get_binding": "search", "PursuitBinding": "search",
+     "SearchTrace": "search", "register_vector_reader": "stores",
+     "fetch_stored_vectors": "stores", "VectorAccessError": "stores",
+     "MemPursuitReranker": "reranker", "MemPursuitRerankerConfig": "reranker_config"},
+    needs={"memory": "mem0", "reranker": "mem0", "reranker_config": "mem0"},
+    framework=_MEM0, extra="mem0",
+    moved={"add_bulk": "mempursuit_eval.backends.mem0_bulk.add_bulk (the harness's: it copies "
+                       "Mem0's private write path)"})
