@@ -76,10 +76,10 @@ def cell(paired: dict | None, value: float) -> str:
     return f"{mark}{value:.1f} ({paired['diff']:+.1f}, p={p:.2g}){mark}"
 
 
-def table(run: Path, ks=("10", "20")) -> str:
-    """Every policy of one run against its native order."""
+def table(run: Path, ks=("10", "20"), order: str | None = None) -> str:
+    """Every policy of one run against its native order (``order`` names it, if not the run)."""
     s = load(run)
-    order = s["native_order"] or f"{s['framework']}'s own"
+    order = order or s["native_order"] or f"{s['framework']}'s own"
     signals = ""
     if s["framework"] not in ("plain", "builtin"):
         signals = ("; **dataset signals** (the benchmark's session ids)" if dataset_signals(s)
@@ -294,6 +294,24 @@ def database_diversity(folder: Path = EVAL / "database-diversity") -> list[str]:
     return parts
 
 
+def graphiti_rerankers(folder: Path = FRAMEWORK_RUNS) -> list[str]:
+    """The Graphiti runs whose native order is one of Graphiti's other rerankers."""
+    runs = [(name, folder / f"graphiti-{name}") for name in ("mmr", "node_distance",
+                                                            "episode_mentions")
+            if (folder / f"graphiti-{name}" / "summary.json").exists()]
+    if not runs:
+        return []
+    parts = ["## Graphiti's own rerankers as the native order", "",
+             "`bash benchmarks/graphiti_runs.sh`: the same fused candidates as the Graphiti row",
+             "above (BM25 + cosine, P = 200), ordered by Graphiti's `mmr`, `node_distance` (centred",
+             "on the speaker the question names first) or `episode_mentions` reranker instead of",
+             "RRF, with no candidate dropped by Graphiti's `reranker_min_score` (docs/adapters/",
+             "graphiti.md); the policies read the same pool with that order as its native order.", ""]
+    for name, run in runs:
+        parts += [table(run, ("5", "10", "20", "50"), order=f"Graphiti's `{name}`"), ""]
+    return parts
+
+
 def results_doc() -> str:
     parts = [
         "# Results",
@@ -362,6 +380,7 @@ def results_doc() -> str:
         for run in frameworks:
             parts += [table(run, ("5", "10", "20", "50")), ""]
         parts += framework_moves()
+    parts += graphiti_rerankers()  # issue 35: Graphiti's own rerankers as named baselines
     parts += database_diversity()  # issue 36: Qdrant's own MMR next to the policies
     obs = [EVAL / n for n in ("locomo-obs-dense", "locomo-obs-hybrid")
            if (EVAL / n / "summary.json").exists()]
