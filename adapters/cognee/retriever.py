@@ -81,6 +81,11 @@ class ChunkPool:
     unscored: list[Any] = field(default_factory=list)
 
 
+def _given(**options: Any) -> dict[str, Any]:
+    """The read options given (``None`` means not given: the bound or shared default)."""
+    return {name: value for name, value in options.items() if value is not None}
+
+
 def _time(ms: Any) -> Any:
     if isinstance(ms, (int, float)) and not isinstance(ms, bool):
         return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).isoformat()
@@ -114,8 +119,8 @@ class MemPursuitChunksRetriever(ChunksRetriever):
                  **kwargs: Any):
         super().__init__(top_k=top_k, node_name=node_name,
                          node_name_filter_operator=node_name_filter_operator)
-        given = dict(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict)
-        bound = {**self.read_options, **{n: v for n, v in given.items() if v is not None}}
+        bound = {**self.read_options, **_given(k=k, pool=pool, policy=policy,
+                                               policy_options=policy_options, strict=strict)}
         self.options = ReadOptions.build("MemPursuitChunksRetriever", **bound)
         self.selector = self.options.selector()
 
@@ -272,13 +277,12 @@ def use_mempursuit(search_type: Any = None, *, k: int | None = None, pool: int |
     -------
     type
         The registered retriever class (a :class:`MemPursuitChunksRetriever` with the options
-        bound); ``use_retriever(search_type, ChunksRetriever)`` undoes it.
+        bound); ``use_mempursuit(search_type, policy="native")`` gives cognee's own order back.
     """
     search_type = SearchType.CHUNKS if search_type is None else search_type
     if not isinstance(search_type, SearchType):
         raise TypeError(f"search_type must be a cognee SearchType, got {search_type!r}")
-    given = dict(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict)
-    bound = {n: v for n, v in given.items() if v is not None}
+    bound = _given(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict)
     ReadOptions.build("use_mempursuit", **bound).selector()  # bad options fail here, not later
     retriever = type("MemPursuitChunksRetriever", (MemPursuitChunksRetriever,),
                      {"read_options": bound, "__module__": __name__,
