@@ -16,7 +16,9 @@ nothing.
 from __future__ import annotations
 
 import functools
+import operator
 import re
+from itertools import compress, repeat
 from typing import Sequence
 
 import numpy as np
@@ -99,7 +101,8 @@ class TitleLinks:
     def _holding(self, word: str) -> list[int]:
         if self._counts is None:  # the texts' stemmed term counts, as the pool's BM25 keeps them
             self._counts = [_term_counts(str(t), True)[0] for t in self._texts]
-        return [j for j, counts in enumerate(self._counts) if word in counts]
+        return list(compress(range(len(self._counts)),
+                             map(operator.contains, self._counts, repeat(word))))
 
     def named(self, text: str) -> np.ndarray:
         """The candidates whose title ``text`` names.
@@ -109,8 +112,10 @@ class TitleLinks:
         ndarray of intp, shape (m,)
             Sorted candidate indices.
         """
-        lowered = str(text).lower()
-        found = [j for w in self._by_rare.keys() & set(tokenize(lowered, stem=True))
+        text = str(text)
+        words = _term_counts(text, True)[0]  # the text's stemmed words (cached, as for BM25)
+        lowered = text.lower()
+        found = [j for w in self._by_rare.keys() & words.keys()
                  for j in self._by_rare[w] if _occurs(self.phrases[j], lowered)]
         return np.asarray(sorted(found), dtype=np.intp)
 
