@@ -8,7 +8,8 @@ memories that name it, so that a read policy can follow what its evidence so far
 (``centered-fusion``'s ``titled`` and ``bridge``).
 
 A text names a title when the title as written (lower-cased, without a trailing parenthesised
-qualifier or file suffix: "Kiss and Tell (1945 film)" -> "kiss and tell") occurs in the
+qualifier or file suffix: "Kiss and Tell (1945 film)" -> "kiss and tell", "travel_policy.md" ->
+"travel policy") occurs in the
 lower-cased text between word boundaries. A title of stop words only ("The", "It") names
 nothing.
 """
@@ -29,11 +30,15 @@ __all__ = ["TitleLinks", "title_phrase"]
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$|\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
 _WORD = re.compile(r"[^\W_]+")
+_FILE = re.compile(r"\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _phrase(title: str) -> tuple[str, str]:
-    phrase = " ".join(_QUALIFIER.sub("", title.strip()).lower().split())
+    bare = _QUALIFIER.sub("", title.strip())
+    if _FILE.search(title.strip()):  # a file name: "travel_policy.md" is named "travel policy"
+        bare = re.sub(r"[_\-]+", " ", bare)
+    phrase = " ".join(bare.replace("_", " ").lower().split())
     words = _WORD.findall(phrase)
     if all(w in STOP_WORDS for w in words):
         return "", ""
@@ -44,11 +49,11 @@ def _phrase(title: str) -> tuple[str, str]:
 
 def title_phrase(title: object) -> str:
     """What a text must contain to name ``title``: the title lower-cased, without a trailing
-    parenthesised qualifier or a file suffix, its spaces single; ``""`` for a missing title
-    or one of stop words only.
+    parenthesised qualifier or a file suffix (a file name's ``_`` and ``-`` read as spaces),
+    its spaces single; ``""`` for a missing title or one of stop words only.
 
-    >>> title_phrase("Kiss and Tell (1945 film)"), title_phrase("handbook.md")
-    ('kiss and tell', 'handbook')
+    >>> title_phrase("Kiss and Tell (1945 film)"), title_phrase("travel-policy_v2.md")
+    ('kiss and tell', 'travel policy v2')
     >>> title_phrase("The Beatles"), title_phrase("The Who")
     ('the beatles', '')
     """

@@ -15,6 +15,8 @@ def test_title_phrase_drops_qualifiers_and_titles_that_name_nothing():
     assert title_phrase("Kiss and Tell (1945 film)") == "kiss and tell"
     assert title_phrase("  Steve   Wynn ") == "steve wynn"
     assert title_phrase("handbook.md") == "handbook"
+    assert title_phrase("docs/travel_policy-2024.MD".rsplit("/", 1)[1]) == "travel policy 2024"
+    assert title_phrase("Spider-Man") == "spider-man"  # not a file name: as written
     assert title_phrase("The Beatles") == "the beatles"
     assert title_phrase("The") == "" and title_phrase("") == "" and title_phrase(None) == ""
     assert title_phrase(3) == ""
