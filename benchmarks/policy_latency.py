@@ -15,6 +15,10 @@ no speaker channel, one session spread), and with ``aspects=1`` on a question th
 sets two things side by side ("which came first, A or B?", A and B the first words of two of the
 pool's memories: every query pays for the aspect scores and the greedy picks); and for
 memories never seen (``cold``: its term-count and stemming caches cleared before every query).
+On documents (``--documents``, a HotpotQA JSONL file; the rows are left out without it), the
+default is also timed with the ``titles`` signal a document store hands over (``titled`` and
+``bridge`` then run): each pool is a question's 10 paragraphs and 190 others of the file, with
+their titles, warm and cold.
 Prints a table of median / p95 milliseconds and the ratio to ``mempursuit``, and writes JSON.
 
     python benchmarks/policy_latency.py --queries 300 --out benchmarks/results/policy_latency.json
@@ -37,6 +41,7 @@ import numpy as np  # noqa: E402
 from mempursuit_core import DEFAULT_POLICY, get_selector, list_selectors  # noqa: E402
 from mempursuit_eval.datasets import load_dataset  # noqa: E402
 from mempursuit_core.lexical import _stem, _term_counts, tokenize  # noqa: E402
+from mempursuit_core.links import _phrase  # noqa: E402
 from mempursuit_core.signals import pool_signals  # noqa: E402
 
 from mempursuit_core.builtins import DEPRECATED_ALIASES  # noqa: E402
@@ -61,6 +66,41 @@ def pools(data: str, n: int, P: int, d: int, seed: int):
         qv = rng.standard_normal(d)
         out.append((q.text, qv / np.linalg.norm(qv), M, members))
     return out
+
+
+def document_pools(path: str, n: int, P: int, d: int, seed: int):
+    """Pools of HotpotQA paragraphs (``Title: text``) with their titles: a question's own
+    paragraphs and others of the file, random unit vectors in place of embeddings."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    paragraphs = list({(t, f"{t}: " + "".join(s).strip()): None for r in rows
+                       for t, s in zip(r["context"]["title"], r["context"]["sentences"])})
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in rng.choice(rows, size=min(n, len(rows)), replace=False):
+        own = [(t, f"{t}: " + "".join(s).strip())
+               for t, s in zip(r["context"]["title"], r["context"]["sentences"])]
+        rest = [paragraphs[i] for i in rng.choice(len(paragraphs), size=P, replace=False)
+                if paragraphs[i] not in own][:P - len(own)]
+        members = own + rest
+        M = rng.standard_normal((len(members), d)).astype(np.float32)
+        M /= np.linalg.norm(M, axis=1, keepdims=True)
+        qv = rng.standard_normal(d)
+        out.append((r["question"], qv / np.linalg.norm(qv), M, members))
+    return out
+
+
+def measure_documents(sel, work, k: int, cold: bool = False) -> list[float]:
+    times = []
+    for text, qv, M, members in work:
+        signals = pool_signals([m[1] for m in members], text, titles=[m[0] for m in members])
+        if cold:
+            _term_counts.cache_clear()
+            _stem.cache_clear()
+            _phrase.cache_clear()
+        t0 = time.perf_counter()
+        sel.select(qv, M, k, signals=signals)
+        times.append(1e3 * (time.perf_counter() - t0))
+    return times
 
 
 def two_things(text: str, members) -> str:
@@ -94,6 +134,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"
                                           / "locomo" / "locomo10.json"))
+    ap.add_argument("--documents", default=str(Path(__file__).resolve().parents[2] / "shared"
+                                               / "data" / "hotpotqa" / "test.jsonl"),
+                    help="HotpotQA JSONL for the documents rows (left out when missing)")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--pool", type=int, default=200)
     ap.add_argument("--dim", type=int, default=384)
@@ -128,12 +171,24 @@ def main(argv=None) -> int:
             t = np.asarray(measure(selector, work, args.k, cold, lexical, ask))
             rows.append({"policy": label, "median_ms": float(np.median(t)),
                          "p95_ms": float(np.percentile(t, 95))})
+    if Path(args.documents).exists():
+        docs = document_pools(args.documents, args.queries, args.pool, args.dim, args.seed)
+        sel, before = get_selector(DEFAULT_POLICY), get_selector(DEFAULT_POLICY, bridge=0, titled=0)
+        measure_documents(sel, docs, args.k)  # warm up
+        measure_documents(before, docs, args.k)
+        for label, selector, cold in [
+                (f"{DEFAULT_POLICY} (documents: titles, warm)", sel, False),
+                (f"{DEFAULT_POLICY} (documents: bridge=0, titled=0, warm)", before, False),
+                (f"{DEFAULT_POLICY} (documents: titles, cold)", sel, True)]:
+            t = np.asarray(measure_documents(selector, docs, args.k, cold))
+            rows.append({"policy": label, "median_ms": float(np.median(t)),
+                         "p95_ms": float(np.percentile(t, 95))})
     ref = next(r["median_ms"] for r in rows if r["policy"] == "mempursuit")
     print(f"P={args.pool}, d={args.dim}, K={args.k}, {len(work)} LoCoMo queries, one thread")
-    print(f"{'policy':36s} {'median ms':>10s} {'p95 ms':>8s} {'x mempursuit':>13s}")
+    print(f"{'policy':54s} {'median ms':>10s} {'p95 ms':>8s} {'x mempursuit':>13s}")
     for r in rows:
         r["ratio"] = r["median_ms"] / ref
-        print(f"{r['policy']:36s} {r['median_ms']:10.3f} {r['p95_ms']:8.3f} {r['ratio']:13.2f}")
+        print(f"{r['policy']:54s} {r['median_ms']:10.3f} {r['p95_ms']:8.3f} {r['ratio']:13.2f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"pool": args.pool, "dim": args.dim, "k": args.k,

@@ -25,6 +25,7 @@ from .aspects import (ASKER_ROLES, _aspects, about_asker, asks_for_several, aspe
                       named_speakers)
 from .dates import match_spans, query_dates
 from .lexical import pool_bm25, pool_bm25_parts
+from .links import TitleLinks
 from .pursuit import rank_prior, select
 from .selectors import PoolSelector, Selection
 from .signals import minmax, time_buckets, zscore  # noqa: F401 (time_buckets: re-exported)
@@ -32,7 +33,7 @@ from .validation import check_pool, checked_row_norms, signal_values
 
 __all__ = ["CHANNELS", "CenteredFusion", "Centred", "PoolContext", "asker_channel",
            "centred_relevance", "date_channel", "lexical_channel", "named_channel",
-           "rank_prior", "time_buckets"]
+           "rank_prior", "time_buckets", "titled_channel"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -133,6 +134,7 @@ class PoolContext:
     text: str | None
     policy: "CenteredFusion"
     notes: dict = field(default_factory=dict)
+    _links: Any = field(default=False, init=False, repr=False)  # False: not built yet
 
     @property
     def P(self) -> int:
@@ -141,6 +143,17 @@ class PoolContext:
     def values(self, key: str) -> list | None:
         """The per-candidate signal ``key`` (a list of length P), or None when absent."""
         return signal_values(self.signals, key, self.P)
+
+    @property
+    def links(self) -> TitleLinks | None:
+        """The pool's ``"titles"`` (and ``"texts"``, when given) indexed
+        (:class:`mempursuit_core.links.TitleLinks`), built on first use; None without titles or
+        when no candidate has a usable one."""
+        if self._links is False:
+            titles = self.values("titles")
+            links = TitleLinks(titles, self.values("texts")) if titles is not None else None
+            self._links = links if links else None
+        return self._links
 
 
 def lexical_channel(ctx: PoolContext) -> np.ndarray | None:
@@ -217,6 +230,20 @@ def asker_channel(ctx: PoolContext) -> np.ndarray | None:
     return _members(who, frozenset(s for s in present if s.lower() in ASKER_ROLES))
 
 
+def titled_channel(ctx: PoolContext) -> np.ndarray | None:
+    """1 for the memories whose title (the ``"titles"`` signal) the question names ("Which
+    magazine started first, Arthur's Magazine or First for Women?")."""
+    links = ctx.links if ctx.text is not None else None
+    if links is None:
+        return None
+    named = links.named(ctx.text)
+    if named.size == 0:
+        return None
+    values = np.zeros(ctx.P)
+    values[named] = 1.0
+    return values
+
+
 #: The additive channels, in the order they are added: (name in ``info``, the option that
 #: weighs it, the channel). A channel whose weight is 0 is not run (its signals stay unread).
 CHANNELS: tuple[tuple[str, str, Callable[[PoolContext], np.ndarray | None]], ...] = (
@@ -224,6 +251,7 @@ CHANNELS: tuple[tuple[str, str, Callable[[PoolContext], np.ndarray | None]], ...
     ("dates", "dates", date_channel),
     ("named", "named", named_channel),
     ("speaker", "speaker", asker_channel),
+    ("titled", "titled", titled_channel),
 )
 
 
@@ -278,11 +306,12 @@ class CenteredFusion(PoolSelector):
     1. **Centred relevance** (:func:`centred_relevance`): ``cos(u_i - mu, q - mu)`` with ``mu``
        the centroid of the pool's unit rows, on the fusion scale (``fusion``).
     2. **Channels** (:data:`CHANNELS`), each added at its weight where it fires: ``lexical``
-       (weight ``weight``), ``dates``, ``named``, ``speaker``.
+       (weight ``weight``), ``dates``, ``named``, ``speaker``, ``titled``.
     3. **One greedy reordering step**: once a session has a pick its other memories count
        ``spread`` less (``gather`` for a question that asks for several things), a pick's
-       session neighbours gain ``adjacent``, and, for a question that sets things side by side,
-       a candidate gains ``aspects`` x what it adds to the picks' cover of each thing.
+       session neighbours gain ``adjacent``, the memories whose title a pick names gain
+       ``bridge`` (documents), and, for a question that sets things side by side, a candidate
+       gains ``aspects`` x what it adds to the picks' cover of each thing.
     4. With ``gamma > 0``, ``experimental/pursuit-rank`` on the centred features continues from
        the fused order.
 
@@ -337,6 +366,18 @@ class CenteredFusion(PoolSelector):
     named : float, default 1
         Weight of the named channel (:func:`named_channel`): a question that names some of the
         pool's speakers raises their memories; it takes precedence over ``speaker``.
+    titled : float, default 1
+        Weight of the titled channel (:func:`titled_channel`): the memories whose title (the
+        ``"titles"`` signal: a document's title, file or entity name) the question names. No
+        change without titles.
+    bridge : float, default 4
+        Following what the evidence names: once a memory is picked, the memories whose title
+        its text names (:class:`mempursuit_core.links.TitleLinks`) gain ``bridge / sqrt(n)``,
+        ``n`` the number of distinct titles it names, and the memories whose text names its
+        title gain half as much (``bridge / 2 / sqrt(n)``, ``n`` their distinct titles). It finds the second hop of a question
+        that names only the first ("where did the performer of song X die?": X's passage names
+        the performer, whose own passage never matches the question). No change without the
+        ``"titles"`` and ``"texts"`` signals.
     gamma : float, default 0
         With ``gamma > 0`` the fused order is the prior of ``experimental/pursuit-rank`` on the
         centred unit features; 0 returns the fused order (and ``k``-selections are nested).
@@ -361,7 +402,8 @@ class CenteredFusion(PoolSelector):
     _parameter_constraints: dict[str, Callable[[Any], Any]] = {
         "lexical": _one_of(*LEXICAL), "stem": _true_or_false, "fusion": _one_of(*FUSION),
         **{name: _non_negative for name in ("weight", "spread", "gamma", "dates", "date_window",
-                                            "adjacent", "aspects", "speaker", "named")},
+                                            "adjacent", "aspects", "speaker", "named",
+                                            "titled", "bridge")},
         "gather": _non_negative_or_none, "keep": _integer, "ridge": _real,
     }
 
@@ -369,7 +411,8 @@ class CenteredFusion(PoolSelector):
                  weight: float = 0.7, spread: float = 0.3, gamma: float = 0.0, keep: int = 1,
                  ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
-                 speaker: float = 2.0, named: float = 1.0):
+                 speaker: float = 2.0, named: float = 1.0, titled: float = 1.0,
+                 bridge: float = 4.0):
         given = locals()
         self._set_options({name: given[name] for name in self._parameter_constraints})
 
@@ -434,17 +477,21 @@ class CenteredFusion(PoolSelector):
             spread, which = self.gather, "gather"
         buckets = (time_buckets(ctx.signals, P) if spread > 0 or positions is not None
                    else None)
+        links = ctx.links if self.bridge > 0 and text is not None else None
+        follow = links if links is not None and "texts" in ctx.signals else None
         steps = {}
         if buckets is not None and spread > 0:
             steps[which] = spread
         if positions is not None:
             steps["adjacent"] = self.adjacent
+        if follow is not None:
+            steps["bridge"] = self.bridge
         if Z is not None:
             steps["aspects"] = self.aspects
-        if positions is not None or Z is not None:
+        if positions is not None or Z is not None or follow is not None:
             order = _greedy_order(score, order, buckets, spread, min(k, P),
                                   positions=positions, bonus=self.adjacent, aspects=Z,
-                                  weight=self.aspects)
+                                  weight=self.aspects, follow=follow, reach=self.bridge)
         elif buckets is not None:
             order = _spread_order(score, order, buckets, spread)
         return order, steps
@@ -547,11 +594,16 @@ def _spread_key(score: np.ndarray, order: np.ndarray, buckets: list, penalty: fl
 
 def _greedy_order(score: np.ndarray, order: np.ndarray, buckets: list | None, penalty: float,
                   k: int, *, positions: np.ndarray | None = None, bonus: float = 0.0,
-                  aspects: np.ndarray | None = None, weight: float = 0.0) -> np.ndarray:
+                  aspects: np.ndarray | None = None, weight: float = 0.0,
+                  follow: TitleLinks | None = None, reach: float = 0.0
+                  ) -> np.ndarray:
     """The greedy order of :func:`_spread_order` in which each pick also raises its session
-    neighbours (``positions`` +-1 in the same bucket) by ``bonus`` and, with ``aspects``
-    (shape (m, P)), every candidate gains ``weight`` times what it adds to the picks' best
-    score on each aspect; the first ``k`` picks are greedy, the rest follow in ``order``."""
+    neighbours (``positions`` +-1 in the same bucket) by ``bonus``, with ``follow`` (the
+    pool's title links) the candidates its text names by ``reach / sqrt(n)`` (``n``
+    distinct titles among those not yet picked) and the candidates whose text names its title
+    by half that, and, with ``aspects`` (shape (m, P)), every
+    candidate gains ``weight`` times what it adds to the picks' best score on each aspect; the
+    first ``k`` picks are greedy, the rest follow in ``order``."""
     P = score.shape[0]
     if buckets is None:
         group = np.zeros(P, dtype=np.intp)
@@ -587,6 +639,12 @@ def _greedy_order(score: np.ndarray, order: np.ndarray, buckets: list | None, pe
             for j in (before[i], after[i]):
                 if j >= 0 and live[j] > -np.inf:
                     live[j] += bonus
+        if follow is not None:
+            # forward: what the pick names; backward, at half weight: what names the pick
+            for found, gain in ((follow.links(i), reach), (follow.naming(i), reach / 2)):
+                found = found[live[found] > -np.inf]
+                if found.size:
+                    live[found] += gain / math.sqrt(follow.distinct(found))
     taken = np.zeros(P, dtype=bool)
     taken[picks] = True
     return np.concatenate([picks, order[~taken[order]]])

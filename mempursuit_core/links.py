@@ -1,0 +1,158 @@
+"""Which memories of a pool a text names, by their titles.
+
+Documents carry a title or a source name (a Wikipedia article's title, a file name, an entity's
+name), and a passage about one thing names others by theirs: the song's passage names its
+performer, whose own passage never matches a question about the song. :class:`TitleLinks`
+finds, for any text, the pool's memories whose title it names, and for any memory, the pool's
+memories that name it, so that a read policy can follow what its evidence so far points to
+(``centered-fusion``'s ``titled`` and ``bridge``).
+
+A text names a title when the title as written (lower-cased, without a trailing parenthesised
+qualifier or file suffix: "Kiss and Tell (1945 film)" -> "kiss and tell", "travel_policy.md" ->
+"travel policy") occurs in the
+lower-cased text between word boundaries. A title of stop words only ("The", "It") names
+nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from itertools import compress, repeat
+from typing import Sequence
+
+import numpy as np
+
+from .lexical import STOP_WORDS, _term_counts, tokenize
+
+__all__ = ["TitleLinks", "title_phrase"]
+
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$|\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
+_WORD = re.compile(r"[^\W_]+")
+_FILE = re.compile(r"\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _phrase(title: str) -> tuple[str, str]:
+    bare = _QUALIFIER.sub("", title.strip())
+    if _FILE.search(title.strip()):  # a file name: "travel_policy.md" is named "travel policy"
+        bare = re.sub(r"[_\-]+", " ", bare)
+    phrase = " ".join(bare.replace("_", " ").lower().split())
+    words = _WORD.findall(phrase)
+    if all(w in STOP_WORDS for w in words):
+        return "", ""
+    # the longest word that is not a stop word: a text without it cannot name the title
+    rare = tokenize(max((w for w in words if w not in STOP_WORDS), key=len), stem=True)
+    return phrase, rare[0] if rare else ""
+
+
+def title_phrase(title: object) -> str:
+    """What a text must contain to name ``title``: the title lower-cased, without a trailing
+    parenthesised qualifier or a file suffix (a file name's ``_`` and ``-`` read as spaces),
+    its spaces single; ``""`` for a missing title or one of stop words only.
+
+    >>> title_phrase("Kiss and Tell (1945 film)"), title_phrase("travel-policy_v2.md")
+    ('kiss and tell', 'travel policy v2')
+    >>> title_phrase("The Beatles"), title_phrase("The Who")
+    ('the beatles', '')
+    """
+    return _phrase(title)[0] if isinstance(title, str) else ""
+
+
+def _occurs(phrase: str, text: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` (both lower-cased) between word boundaries."""
+    at = text.find(phrase)
+    while at >= 0:
+        end = at + len(phrase)
+        if ((at == 0 or not text[at - 1].isalnum())
+                and (end == len(text) or not text[end].isalnum())):
+            return True
+        at = text.find(phrase, at + 1)
+    return False
+
+
+class TitleLinks:
+    """The pool's titles and texts, indexed to find which memories name which.
+
+    Parameters
+    ----------
+    titles : sequence of str or None, length P
+        Each candidate's title (None: the candidate has none, and nothing links to it).
+    texts : sequence of str, length P, optional
+        Each candidate's text (without them, only :meth:`named` works).
+    """
+
+    def __init__(self, titles: Sequence[object], texts: Sequence[object] | None = None):
+        found = [_phrase(t) if isinstance(t, str) else ("", "") for t in titles]
+        self.phrases = [p for p, _ in found]
+        self._rare = [w for _, w in found]
+        self._by_rare: dict[str, list[int]] = {}  # a title's rarest word -> the candidates
+        for j, (phrase, rare) in enumerate(found):
+            if phrase and rare:
+                self._by_rare.setdefault(rare, []).append(j)
+        self._texts = texts
+        self._lowered: dict[int, str] = {}
+        self._counts: list | None = None  # the texts' stemmed term counts, for naming()
+
+    def __bool__(self) -> bool:
+        return any(self.phrases)
+
+    def _text(self, j: int) -> str:
+        if j not in self._lowered:
+            self._lowered[j] = str(self._texts[j]).lower()
+        return self._lowered[j]
+
+    def _holding(self, word: str) -> list[int]:
+        if self._counts is None:  # the texts' stemmed term counts, as the pool's BM25 keeps them
+            self._counts = [_term_counts(str(t), True)[0] for t in self._texts]
+        return list(compress(range(len(self._counts)),
+                             map(operator.contains, self._counts, repeat(word))))
+
+    def named(self, text: str) -> np.ndarray:
+        """The candidates whose title ``text`` names.
+
+        Returns
+        -------
+        ndarray of intp, shape (m,)
+            Sorted candidate indices.
+        """
+        text = str(text)
+        words = _term_counts(text, True)[0]  # the text's stemmed words (cached, as for BM25)
+        lowered = text.lower()
+        found = [j for w in self._by_rare.keys() & words.keys()
+                 for j in self._by_rare[w] if _occurs(self.phrases[j], lowered)]
+        return np.asarray(sorted(found), dtype=np.intp)
+
+    def links(self, i: int) -> np.ndarray:
+        """The candidates that the text of candidate ``i`` names, other than those titled as
+        ``i`` or by a part of its title (its own name is no link).
+
+        Returns
+        -------
+        ndarray of intp, shape (m,)
+        """
+        own = self.phrases[i]
+        found = self.named(self._text(i))
+        if own:
+            found = found[[not _occurs(self.phrases[j], own) for j in found]]
+        return found
+
+    def naming(self, i: int) -> np.ndarray:
+        """The candidates whose text names the title of candidate ``i``, other than those of
+        the same title.
+
+        Returns
+        -------
+        ndarray of intp, shape (m,)
+        """
+        phrase = self.phrases[i]
+        if not phrase or not self._rare[i]:
+            return np.empty(0, np.intp)
+        return np.asarray([j for j in self._holding(self._rare[i])
+                           if self.phrases[j] != phrase and _occurs(phrase, self._text(j))],
+                          dtype=np.intp)
+
+    def distinct(self, candidates: np.ndarray) -> int:
+        """How many distinct titles ``candidates`` have."""
+        return len({self.phrases[j] for j in candidates})
