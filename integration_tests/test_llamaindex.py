@@ -254,6 +254,7 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
     assert set(pool.signals) >= {"texts", "query_text", "session_ids", "speakers"}
     assert set(pool.signals["session_ids"]) == {"alice"} and set(pool.signals["speakers"]) == {"user"}
     assert "timestamps" not in pool.signals  # the block stores none
+    assert "titles" not in pool.signals  # dialogue units have no title
     qv = embedder.encode([QUESTION])[0]
     again = backend.pool("alice", QUESTION, 3, query_vector=qv)
     assert again.uids == pool.uids[:3] and np.allclose(again.query_vector, qv)
@@ -272,6 +273,33 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
     assert not other.load_existing(units[:-1], embedder=embedder, workdir=tmp_path)
     (tmp_path / "units.json").write_text("{not json")
     assert not other.load_existing(units, embedder=embedder, workdir=tmp_path)
+
+
+def test_eval_backend_hands_titles_over_as_node_metadata(tmp_path):
+    """Titled units (the multi-hop document sets' paragraphs): each node gets the metadata
+    ``title`` after the block embedded it, and the adapter reads it back as the ``titles``
+    signal, in pool order; the stored vectors are still the block's own."""
+    import numpy as np
+
+    from mempursuit_core.embed import get_embedder
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+
+    backend = build_backend("llamaindex")
+    try:
+        embedder = get_embedder("minilm", threads=1)
+        units = [MemoryUnit(uid=f"p{i}", text=f"Doc {i}: {f}", group="docs",
+                            session_id=f"p{i}", source_ids=(f"p{i}",), title=f"Doc {i}")
+                 for i, f in enumerate(FACTS)]
+        backend.build(units, embedder=embedder, workdir=tmp_path)
+        pool = backend.pool("docs", QUESTION, 200)
+        by_uid = {u.uid: u for u in units}
+        assert sorted(pool.uids) == sorted(by_uid)
+        assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.uids]
+        stored = [f"<message role='user'>{by_uid[u].text}</message>" for u in pool.uids]
+        assert np.allclose(pool.vectors, embedder.encode(stored), atol=1e-5)
+    finally:
+        backend.close()
 
 
 def test_the_example_runs_as_written():

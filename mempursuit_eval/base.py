@@ -47,7 +47,8 @@ def group_entry(groups: Mapping[str, T], group: str) -> T:
 
 @dataclass(frozen=True)
 class MemoryUnit:
-    """One memory written to a store (a dialogue turn, an observation or a session summary).
+    """One memory written to a store (a dialogue turn, an observation, a session summary or a
+    document's paragraph / sentence).
 
     Attributes
     ----------
@@ -64,6 +65,12 @@ class MemoryUnit:
         Turn / message ids the unit covers (gold evidence at the turn level).
     timestamp : str or None
         ISO-8601 time of the source session, if known.
+    speaker : str or None
+        Who said it (dialogue turns), if known.
+    title : str or None
+        The document's title (a Wikipedia paragraph's article in HotpotQA, 2WikiMultihopQA and
+        MuSiQue), if the unit comes from a titled document; dialogue units have none. The plain
+        store hands it to policies as the ``titles`` signal.
     """
 
     uid: str
@@ -73,6 +80,7 @@ class MemoryUnit:
     source_ids: tuple[str, ...] = ()
     timestamp: str | None = None
     speaker: str | None = None
+    title: str | None = None
 
 
 @dataclass

@@ -21,6 +21,7 @@ EPILOG = """examples:
   mempursuit eval --dataset locomo --framework mem0 --k 10 20 50 --policies native mempursuit
   mempursuit eval --dataset longmemeval --data longmemeval_s.json.gz --limit 50
   mempursuit eval --dataset beam --data BEAM/chats/100K --native-order hybrid
+  mempursuit eval --dataset hotpotqa --data ../shared/data/hotpotqa --split train,dev --k 5 10
   mempursuit eval --dataset locomo --answerer-url http://localhost:8000/v1 --model qwen --qa-k 10
   mempursuit eval --dataset custom --data mine.jsonl --embedder openai:text-embedding-3-small \
       --embedder-url https://api.openai.com/v1 --embedder-key-env OPENAI_API_KEY
@@ -73,14 +74,19 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--data", metavar="PATH",
                    help="file or folder to read (default: $MEMPURSUIT_DATA/<the dataset's "
                         "file>, a cached download, or the official download)")
-    g.add_argument("--units", default="turns", choices=UNIT_KINDS,
-                   help="memory units to store (default turns; " + "; ".join(
+    g.add_argument("--units", choices=UNIT_KINDS,
+                   help="memory units to store (default: the dataset's first, turns; paragraphs "
+                        "for hotpotqa, 2wikimultihopqa, musique; " + "; ".join(
                        f"{kind}: {', '.join(n for n, s in DATASETS.items() if kind in s.units)}"
                        for kind in UNIT_KINDS[1:]) + ")")
     g.add_argument("--categories", nargs="+", metavar="C",
                    help="question categories (names, LoCoMo numbers, or 'all'; default: those "
                         "with answering evidence, e.g. LoCoMo 1-4)")
     g.add_argument("--limit", type=int, metavar="N", help="first N selected questions only")
+    g.add_argument("--split", type=lambda t: [x for x in t.split(",") if x.strip()],
+                   metavar="S[,S...]",
+                   help="only the questions of these splits (the multi-hop sets' file names, "
+                        "e.g. train,dev or test; the store keeps every file's passages)")
     g.add_argument("--groups", nargs="+", metavar="G",
                    help="only these groups (LoCoMo sample_id, LongMemEval question_id, BEAM chat)")
     g.add_argument("--no-download", action="store_true", help="never try to download data")
@@ -169,7 +175,7 @@ def _config_from_args(args):
     return EvalConfig(
         dataset=args.dataset, data=args.data, framework=args.framework, units=args.units,
         k=tuple(args.k), policies=tuple(args.policies), pool=args.pool, out=out,
-        categories=args.categories, limit=args.limit, groups=args.groups,
+        categories=args.categories, limit=args.limit, groups=args.groups, split=args.split,
         embedder=args.embedder, embedder_threads=args.embed_threads,
         native_order=args.native_order, backend_options=dict(args.backend_opt),
         dataset_signals=args.dataset_signals,

@@ -18,7 +18,7 @@ __all__ = ["add_convert_parser", "run_convert", "convert"]
 SOURCES = tuple(n for n, spec in DATASETS.items() if not spec.path_only)
 
 
-def convert(dataset: str, out: str, *, data: str | None = None, units: str = "turns",
+def convert(dataset: str, out: str, *, data: str | None = None, units: str | None = None,
             download: bool = True):
     """Load ``dataset`` and write it to ``out`` in the custom format; returns (path, Dataset)."""
     from .datasets import load_dataset
@@ -32,14 +32,16 @@ def convert(dataset: str, out: str, *, data: str | None = None, units: str = "tu
 
 def add_convert_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "convert", help="write a benchmark (LoCoMo, LongMemEval, BEAM) in the custom data format",
+        "convert", help="write a benchmark (LoCoMo, LongMemEval, BEAM, HotpotQA, 2WikiMultihopQA, "
+             "MuSiQue) in the custom data format",
         description="Load a benchmark the way `mempursuit eval` does and write it as a custom "
                     "data file (docs/eval-custom-data.md) for `mempursuit eval --dataset custom`.")
     p.add_argument("--dataset", required=True, choices=SOURCES, help="benchmark to convert")
     p.add_argument("--data", metavar="PATH", help="file or folder to read (as for `eval`)")
-    p.add_argument("--units", default="turns",
-                   choices=UNIT_KINDS,
-                   help="memory units (default turns; observations/summaries: LoCoMo)")
+    p.add_argument("--units", choices=UNIT_KINDS,
+                   help="memory units (default: the dataset's first, turns; paragraphs for the "
+                        "multi-hop document sets; observations/summaries: LoCoMo; sentences: "
+                        "hotpotqa, 2wikimultihopqa)")
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output: .json, .json.gz, .jsonl or .jsonl.gz")
     p.add_argument("--no-download", action="store_true", help="never try to download data")

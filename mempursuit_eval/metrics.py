@@ -16,6 +16,12 @@ Per question and budget ``K`` (a selection = the memory units a policy keeps):
   kept items in the order the policy ranks them (each session / turn counted at its first
   unit) with LongMemEval's discount: ``DCG = rel_1 + sum_{i >= 2} rel_i / log2(i)``, divided
   by the DCG of ``min(#gold, K)`` relevant items first.
+* The multi-hop retrieval papers' ``recall@K`` (HippoRAG's "recall@5": the share of a
+  question's gold passages among the top K, averaged) is ``session_recall`` when each passage
+  is its own session (the document sets' paragraph units).
+
+Per question and pool (:func:`pool_metrics`, the ceiling every policy shares): the same
+recall and coverage with the whole pool of P kept.
 
 Paired statistics compare per-question values of a policy with the baseline on the same
 questions: mean difference, a seeded percentile bootstrap interval, and an exact two-sided
@@ -41,6 +47,8 @@ __all__ = [
     "PERCENT_METRICS",
     "LONGMEMEVAL_NAMES",
     "ndcg_any",
+    "pool_metrics",
+    "POOL_METRICS",
 ]
 
 #: Metrics reported in percent (the others are plain means).
@@ -53,6 +61,8 @@ LONGMEMEVAL_NAMES = {
     "session_ndcg_any": "ndcg_any@k (session)", "turn_recall_any": "recall_any@k (turn)",
     "turn_coverage": "recall_all@k (turn)", "turn_ndcg_any": "ndcg_any@k (turn)",
 }
+#: What :func:`pool_metrics` gives: the pool ceiling (every candidate of P kept).
+POOL_METRICS = ("session_recall", "complete_coverage", "turn_recall", "turn_coverage")
 #: 0/1 per question: paired with McNemar's exact test.
 BINARY_METRICS = ("complete_coverage", "turn_coverage", "qa_accuracy")
 
@@ -116,6 +126,24 @@ def selection_metrics(
         nat = set(native_uids)
         out["replaced"] = len(nat - set(selected_uids)) / len(nat)
     return out
+
+
+def pool_metrics(pool_sessions: Sequence[str], pool_turns: Iterable[str],
+                 gold_sessions: Sequence[str], gold_turns: Sequence[str]) -> dict:
+    """The pool's ceiling for one question: :data:`POOL_METRICS` with all P candidates kept
+    (what no reordering of that pool can beat at any K).
+
+    Parameters
+    ----------
+    pool_sessions : sequence of str, length P
+        Session id of each pool unit.
+    pool_turns : iterable of str
+        Every turn id the pool's units cover.
+    gold_sessions, gold_turns : sequence of str
+        The question's gold evidence (``gold_sessions`` non-empty).
+    """
+    m = selection_metrics(pool_sessions, pool_turns, gold_sessions, gold_turns)
+    return {k: m[k] for k in POOL_METRICS}
 
 
 def ndcg_any(ranked: Sequence[str], gold: set, k: int) -> float:

@@ -109,6 +109,7 @@ def markdown_report(summary: dict) -> str:
         "- *session* = complete coverage at the session level (every gold session kept), "
         "*turn* = complete coverage at the turn / message level (every gold turn kept)",
         f"- baseline for paired statistics: `{s['baseline']}` (the pool's native first K)",
+        *_ceiling_lines(s),
         *([f"- signals: {s['signals']}"] if s.get("signals") else []),
         "",
         "## Retrieval",
@@ -171,6 +172,16 @@ def markdown_report(summary: dict) -> str:
     if s.get("notes"):
         lines += ["", "## Data notes", ""] + [f"- {n}" for n in s["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _ceiling_lines(s: dict) -> list[str]:
+    """The pool ceiling (every candidate of P kept), when the summary has it."""
+    o = (s.get("pool_ceiling") or {}).get("overall") or {}
+    if o.get("complete_coverage") is None:
+        return []
+    return [f"- pool ceiling (all of P kept; no order can do better): session recall "
+            f"{_fmt(o.get('session_recall'))} %, session coverage "
+            f"{_fmt(o.get('complete_coverage'))} %, turn coverage {_fmt(o.get('turn_coverage'))} %"]
 
 
 def _official_lines(off: dict) -> list[str]:

@@ -124,7 +124,7 @@ class EvalConfig:
     dataset: str = "locomo"
     data: str | None = None
     framework: str = "plain"
-    units: str = "turns"
+    units: str | None = None  # None: the dataset's first unit kind (turns, paragraphs)
     k: tuple[int, ...] = (10, 20, 50)
     policies: tuple[str, ...] = ("native", DEFAULT_POLICY)
     pool: int = 200
@@ -132,6 +132,7 @@ class EvalConfig:
     categories: list[str] | None = None
     limit: int | None = None
     groups: list[str] | None = None
+    split: list[str] | None = None  # questions of these splits only (meta["split"])
     embedder: Any = "minilm"  # a name for get_embedder, "openai:MODEL", or an Embedder instance
     embedder_threads: int | None = None
     embedder_options: dict = field(default_factory=dict)  # openai:MODEL (url, key_env, ...)
@@ -165,6 +166,8 @@ class EvalConfig:
             self.categories = [str(self.categories)]
         if isinstance(self.groups, str):
             self.groups = [self.groups]
+        if isinstance(self.split, str):
+            self.split = [x for x in self.split.split(",") if x.strip()]
         ks = tuple(int(x) for x in self.k)
         if not ks or any(x < 1 for x in ks):
             raise ValueError(f"K values must be >= 1, got {list(self.k)}")

@@ -37,8 +37,8 @@ import numpy as np
 from .base import MemoryUnit, Pool
 from .cache import encode_with_progress, safe_filename
 from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
-from .metrics import (BINARY_METRICS, LONGMEMEVAL_NAMES, PERCENT_METRICS, paired_comparison,
-                      selection_metrics)
+from .metrics import (BINARY_METRICS, LONGMEMEVAL_NAMES, PERCENT_METRICS, POOL_METRICS,
+                      paired_comparison, pool_metrics, selection_metrics)
 from .progress import Progress
 
 __all__ = [
@@ -99,7 +99,8 @@ def load_data(cfg, cache_root: Path | None) -> Data:
     else:
         full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
                             cache_dir=cache_root or default_cache_dir(), download=cfg.download)
-    questions = select_questions(full, cfg.categories, cfg.limit, cfg.groups)
+    questions = select_questions(full, cfg.categories, cfg.limit, cfg.groups,
+                                 splits=getattr(cfg, "split", None))
     if not questions:
         raise ValueError("no questions selected (check --categories / --groups / --limit)")
     ds = full.subset(questions)
@@ -230,8 +231,10 @@ def _store_key(store, cfg, embedder, units: Sequence[MemoryUnit]) -> str:
             sorted((str(k), repr(v)) for k, v in cfg.backend_options.items()))
     h.update(repr(head).encode())
     for u in units:
+        # a title only where there is one: untitled units keep the keys of earlier builds
         h.update(repr((u.uid, u.text, u.group, u.session_id, u.source_ids, u.timestamp,
-                       u.speaker)).encode("utf-8", "surrogatepass"))
+                       u.speaker) + ((u.title,) if u.title is not None else ())
+                      ).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:20]
 
 
@@ -470,6 +473,10 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
     }
     if q.unresolved_evidence:
         rec["unresolved_evidence"] = list(q.unresolved_evidence)
+    if q.gold_sessions:  # the ceiling: every candidate of the pool kept
+        rec["pool_metrics"] = pool_metrics([u.session_id for u in pool_units],
+                                           [s for u in pool_units for s in u.source_ids],
+                                           q.gold_sessions, q.gold_turns)
     for name, per_k in chosen.orders.items():
         top = per_k[kmax][i]
         rec["selections"][name] = {"order": top.tolist(), "stopped": chosen.stopped[name][i]}
@@ -617,6 +624,11 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
                 entry["by_category"][c] = _aggregate(rows_for(policy, k, sub), metrics)
             results[policy][str(k)] = entry
     pm = list(PAIRED_METRICS) + (["qa_accuracy"] if qa_info else [])
+    ceiling = [r["pool_metrics"] for r in records if r.get("pool_metrics")]
+    pool_ceiling = {"overall": _aggregate(ceiling, POOL_METRICS), "by_category": {
+        c: _aggregate([r["pool_metrics"] for r in records
+                       if r["category"] == c and r.get("pool_metrics")], POOL_METRICS)
+        for c in cats}}
     mean_pool = float(np.mean([r["pool_size"] for r in records])) if records else 0.0
     warnings = []
     full = [k for k in cfg.k if records and k >= mean_pool]
@@ -675,6 +687,7 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
         "bootstrap": cfg.bootstrap,
         "seed": cfg.seed,
         "results": results,
+        "pool_ceiling": pool_ceiling,
         "paired": paired,
         "latency_ms": latency,
         "qa": qa_info,

@@ -10,7 +10,9 @@ Every pool carries lazily computed signals for read policies (:class:`PoolSignal
 ``"dense"`` (P,) cosine, ``"bm25"`` (P,) raw BM25, ``"sparse"`` (P, m) tf-idf rows,
 ``"query_sparse"`` (m,), ``"sparse_terms"`` (m column terms), ``"timestamps"`` and
 ``"session_ids"`` (lists, length P), ``"positions"`` (P,) each unit's index in its group's
-write order, ``"texts"`` (list, length P), ``"query_text"``, and for the
+write order, ``"texts"`` (list, length P), ``"query_text"``, ``"titles"`` (list, length P:
+each unit's :attr:`~mempursuit_eval.base.MemoryUnit.title`, a str or None; only in groups where
+some unit has a title, so dialogue benchmarks' pools have no such key), and for the
 hybrid order ``"lexical"`` (the same BM25: the store's own keyword channel, which a dense-only
 store does not have). Nothing is computed unless a policy reads it.
 """
@@ -33,13 +35,16 @@ NATIVE_ORDERS = ("dense", "hybrid")
 
 
 class _Group:
-    __slots__ = ("rows", "vectors", "texts", "lexical", "uids")
+    __slots__ = ("rows", "vectors", "texts", "lexical", "uids", "titles")
 
-    def __init__(self, rows: np.ndarray, vectors: np.ndarray, texts: list[str], uids: list[str]):
+    def __init__(self, rows: np.ndarray, vectors: np.ndarray, texts: list[str], uids: list[str],
+                 titles: list[str | None] | None = None):
         self.rows = rows
         self.vectors = vectors
         self.texts = texts
         self.uids = uids
+        # each unit's title, or None when no unit of the group has one (no ``titles`` signal)
+        self.titles = titles if titles is not None and any(t is not None for t in titles) else None
         self.lexical: LexicalIndex | None = None
 
 
@@ -96,7 +101,8 @@ class PlainStore:
         for g, rows in by_group.items():
             r = np.asarray(rows, dtype=np.int64)
             self._groups[g] = _Group(r, np.ascontiguousarray(vecs[r]), [texts[i] for i in rows],
-                                     [units[i].uid for i in rows])
+                                     [units[i].uid for i in rows],
+                                     [units[i].title for i in rows])
         self._units = units
         self._embedder = embedder
 
@@ -151,6 +157,9 @@ class PlainStore:
 
         units = self._units
         native_lexical = {"lexical": bm25} if self.native == "hybrid" else {}
+        # documents only: a group without titles (dialogue) gets no key, as before titles existed
+        titled = ({"titles": lambda: [g.titles[i] for i in order]} if g.titles is not None
+                  else {})
         return PoolSignals({
             "dense": lambda: dense[order].astype(np.float64),
             "bm25": bm25,
@@ -164,6 +173,7 @@ class PlainStore:
             "speakers": lambda: [units[g.rows[i]].speaker for i in order],
             "positions": lambda: order.astype(np.int64),
             "texts": lambda: [g.texts[i] for i in order],
+            **titled,
         })
 
     def close(self) -> None:

@@ -8,13 +8,17 @@ Needs ``mempursuit[llamaindex]`` and ``llama-index-vector-stores-qdrant``.
   LongMemEval haystack). The block stores ``<message role='user'>TEXT</message>`` with metadata
   ``{"session_id": group}`` and the harness's embedder as its embed model (vectors computed in
   batches first). Timestamps and the benchmark's own sessions are not stored: the block keeps no
-  such fields.
+  such fields. A unit with a title (the multi-hop document sets' paragraphs) also gets node
+  metadata ``{"title": title}``, as a LlamaIndex document store keeps a document's title (the
+  block itself writes only ``session_id``; the title is added to the node it writes, after its
+  embedding, so the stored vector is the block's own).
 * ``pool``: the block's own read (``VectorMemoryBlock.aget`` with ``similarity_top_k = size``,
   filtered to the group by ``session_id``), whose retrieved nodes go to
   :meth:`mempursuit_llamaindex.MemPursuitPostprocessor.acandidate_pool`, the pool-building
   function the postprocessor itself uses: the stored vectors read back from Qdrant by node id,
   Qdrant's scores as the native scores, and only the signals the adapter hands over (the texts,
-  ``session_ids`` and the message role as ``speakers``); ``dataset_signals=True``
+  ``session_ids``, the message role as ``speakers``, and ``titles`` read from the node metadata
+  ``title`` when the nodes have one); ``dataset_signals=True``
   (``--dataset-signals``) puts the benchmark's own session ids and speakers over them.
 * ``load_existing``: a finished build is reopened from the cache (the Qdrant folder and
   ``units.json``, which maps each node id to its unit), so a rerun reads the same store.
@@ -79,8 +83,12 @@ def _recording_store(client):
 
     class RecordingQdrantVectorStore(QdrantVectorStore):
         _added: list = PrivateAttr(default_factory=list)
+        _title: Any = PrivateAttr(default=None)  # the title of the unit being written
 
         async def async_add(self, nodes, **kwargs):
+            if self._title is not None:
+                for node in nodes:
+                    node.metadata["title"] = self._title
             ids = await super().async_add(nodes, **kwargs)
             self._added.extend(ids)
             return ids
@@ -149,10 +157,12 @@ class LlamaIndexBackend:
                 stored = [f"<message role='user'>{u.text}</message>" for u in chunk]
                 self._embed.prefill(stored, embedder.encode(stored))
                 for u in chunk:
+                    self._store._title = u.title
                     self._run(block.aput([ChatMessage(role="user", content=u.text)],
                                          session_id=group))
                     self._uid_of[str(self._store._added[-1])] = u.uid
                 self._embed.clear()
+                self._store._title = None
                 if progress is not None:
                     progress(len(chunk))
         (Path(workdir) / _MANIFEST).write_text(
@@ -193,12 +203,15 @@ class LlamaIndexBackend:
         from llama_index.core.memory import VectorMemoryBlock
         from llama_index.core.postprocessor.types import BaseNodePostprocessor
 
-        from mempursuit_llamaindex import MemPursuitPostprocessor
+        from mempursuit_llamaindex import DEFAULT_METADATA_KEYS, MemPursuitPostprocessor
 
         size = checked_pool_size(self._store is not None, size)
         group_entry(self._groups, group)
+        # titles where the nodes have the metadata (a pool without any gets no titles signal)
         adapter = MemPursuitPostprocessor(policy="native", pool=size, strict=True,
-                                          vector_store=self._store, embed_model=self._embed)
+                                          vector_store=self._store, embed_model=self._embed,
+                                          metadata_keys={**DEFAULT_METADATA_KEYS,
+                                                         "titles": "title"})
         seen = []
 
         class Capture(BaseNodePostprocessor):

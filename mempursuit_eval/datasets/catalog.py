@@ -4,7 +4,8 @@ asked by default (:func:`select_questions`). The command line's ``--dataset`` ch
 come from the same table.
 
 Adding a dataset is one module with a loader ``load_x(path, *, units="turns") -> Dataset`` and
-one :class:`DatasetSpec` row here (CONTRIBUTING.md).
+one :class:`DatasetSpec` row here (CONTRIBUTING.md). A document set with two settings has two
+rows (``NAME``: pooled, ``NAME-distractor``), made by ``_multihop``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ __all__ = ["DatasetSpec", "DATASETS", "UNIT_KINDS", "DEFAULT_EXCLUDED", "resolve
 #: Every unit kind a loader builds (``--units``): ``turns`` (one per turn / message),
 #: ``observations`` and ``summaries`` (LoCoMo's extracted facts / session summaries),
 #: ``sessions`` (one per whole session), ``user-turns`` (LongMemEval's official retrieval index:
-#: the user turns only).
-UNIT_KINDS = ("turns", "observations", "summaries", "sessions", "user-turns")
+#: the user turns only), ``paragraphs`` and ``sentences`` (the multi-hop document sets: HotpotQA,
+#: 2WikiMultihopQA, MuSiQue).
+UNIT_KINDS = ("turns", "observations", "summaries", "sessions", "user-turns", "paragraphs",
+              "sentences")
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,10 @@ class DatasetSpec:
     home: str = ""
     path_only: bool = False
 
-    def load(self, path: str | os.PathLike | None, *, units: str = "turns") -> Dataset:
-        """``loader(path, units=units)``, importing a ``"module:function"`` loader first."""
+    def load(self, path: str | os.PathLike | None, *, units: str | None = None) -> Dataset:
+        """``loader(path, units=units)``, importing a ``"module:function"`` loader first;
+        ``units=None`` is the dataset's first unit kind."""
+        units = units or self.units[0]
         fn = self.loader
         if isinstance(fn, str):
             module, _, attr = fn.partition(":")
@@ -87,6 +92,22 @@ LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single
                      5: "adversarial"}
 _LME_HOME = "https://huggingface.co/datasets/xiaowu0162/longmemeval-cleaned"
 _BEAM_RAW = "https://raw.githubusercontent.com/mohammadtavakoli78/BEAM/main/chats/100K"
+_HOTPOT_DEV = "http://curtis.ml.cmu.edu/datasets/hotpot/hotpot_dev_distractor_v1.json"
+
+def _multihop(name: str, module: str, function: str, description: str, *, relative: str,
+              home: str, units: tuple[str, ...] = ("paragraphs", "sentences"),
+              urls: Mapping[str, str] | None = None, excluded: frozenset = frozenset()
+              ) -> tuple[DatasetSpec, DatasetSpec]:
+    """A multi-hop document set in its two settings: ``NAME`` (pooled: one shared store) and
+    ``NAME-distractor`` (each question's own passages)."""
+    loader = f"mempursuit_eval.datasets.{module}:{function}"
+    common = dict(units=units, relative=relative, home=home, urls=dict(urls or {}),
+                  default_excluded=excluded)
+    return (DatasetSpec(name, loader, f"{description}, pooled: one store of every question's "
+                        "passages", **common),
+            DatasetSpec(f"{name}-distractor", f"{loader}_distractor",
+                        f"{description}, each question's own passages", **common))
+
 
 def _longmemeval(name: str, description: str, local: str, official: str) -> DatasetSpec:
     """A LongMemEval file: the same loader, exclusions and home, its own file names."""
@@ -124,6 +145,16 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
               for f in ("chat.json", "probing_questions/probing_questions.json")},
         root="100K",
         home="https://github.com/mohammadtavakoli78/BEAM (folder chats/<scale>)"),
+    *_multihop("hotpotqa", "hotpotqa", "load_hotpotqa", "HotpotQA (distractor files)",
+               relative="hotpotqa", urls={"hotpot_dev_distractor_v1.json": _HOTPOT_DEV},
+               home="https://hotpotqa.github.io (hotpot_dev_distractor_v1.json), or the "
+                    "Hugging Face dataset hotpotqa/hotpot_qa (config distractor) as JSONL"),
+    *_multihop("2wikimultihopqa", "twowiki", "load_2wiki", "2WikiMultihopQA",
+               relative="2wikimultihopqa",
+               home="https://github.com/Alab-NII/2wikimultihop (dev.json)"),
+    *_multihop("musique", "musique", "load_musique", "MuSiQue", relative="musique",
+               units=("paragraphs",), excluded=frozenset({"unanswerable"}),
+               home="https://github.com/StonyBrookNLP/musique (musique_ans_v1.0_dev.jsonl)"),
     DatasetSpec(
         "custom", "mempursuit_eval.datasets.custom:load_custom",
         "your own file given by --data (docs/eval-custom-data.md)",
@@ -173,6 +204,11 @@ def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
             return p
     cache = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
     target = cache / "data" / key
+    if not spec.urls:
+        raise DatasetNotFoundError(
+            f"{dataset}: no local copy found (looked in ${DATA_ENV}/{spec.relative}) and it has "
+            f"no official download. Get the files from {spec.home} and pass --data PATH "
+            "(Python: data=PATH).")
     first = next(iter(spec.urls))
     local = target / (spec.root or first)
     if (target / ".complete").exists() and local.exists():
@@ -196,12 +232,14 @@ def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
     )
 
 
-def load_dataset(name: str, path: str | os.PathLike | None = None, *, units: str = "turns",
+def load_dataset(name: str, path: str | os.PathLike | None = None, *, units: str | None = None,
                  cache_dir: str | os.PathLike | None = None, download: bool = True) -> Dataset:
     """Load the dataset ``name`` (a key of :data:`DATASETS`: ``locomo``, ``longmemeval``
     (``_s``; ``longmemeval-oracle`` for the oracle file when no path is given), ``beam``, or
-    ``custom`` from the file ``path``) from ``path``; without a path, from where
-    :func:`resolve_data_path` finds it."""
+    ``custom`` from the file ``path``, ``hotpotqa``, ``2wikimultihopqa``, ``musique`` and their
+    ``-distractor`` settings) from ``path``; without a path, from where
+    :func:`resolve_data_path` finds it. ``units=None``: the dataset's first unit kind (turns;
+    paragraphs for the multi-hop document sets)."""
     spec = _spec(name)
     if spec.path_only:
         return spec.load(path, units=units)
@@ -211,12 +249,28 @@ def load_dataset(name: str, path: str | os.PathLike | None = None, *, units: str
 
 def select_questions(ds: Dataset, categories: Sequence[str] | None = None,
                      limit: int | None = None, groups: Sequence[str] | None = None,
-                     require_gold: bool = False) -> list[Question]:
-    """Questions in the given categories (names, or LoCoMo numbers), groups and order, at most
-    ``limit``. ``categories=None`` uses the dataset's default (all but the ones without
-    answering evidence: LoCoMo adversarial, LongMemEval / BEAM abstention)."""
+                     require_gold: bool = False, splits: Sequence[str] | None = None
+                     ) -> list[Question]:
+    """Questions in the given categories (names, or LoCoMo numbers), groups, splits and order,
+    at most ``limit``. ``categories=None`` uses the dataset's default (all but the ones without
+    answering evidence: LoCoMo adversarial, LongMemEval / BEAM abstention, MuSiQue
+    unanswerable). ``splits``: only questions whose ``meta["split"]`` is one of them (the
+    multi-hop sets' file names: ``train``, ``dev``, ``test``); the store still holds every
+    loaded question's passages."""
     spec = DATASETS.get(ds.name)
     qs = ds.questions
+    if splits is not None:
+        wanted_splits = [str(x).strip() for x in splits if str(x).strip()]
+        known_splits = list(dict.fromkeys(str(q.meta.get("split")) for q in qs
+                                          if isinstance(q.meta, dict) and q.meta.get("split")))
+        if not known_splits:
+            raise ValueError(f"--split: {ds.name} has no splits (only the multi-hop document "
+                             "sets' files name one); leave --split out")
+        unknown = [x for x in wanted_splits if x not in known_splits]
+        if unknown or not wanted_splits:
+            raise ValueError(f"unknown {ds.name} split(s) {unknown or wanted_splits}; the data "
+                             f"read has {', '.join(known_splits)}")
+        qs = [q for q in qs if q.meta.get("split") in wanted_splits]
     if categories is None:
         excluded = getattr(ds, "default_excluded", None) or (spec.default_excluded if spec
                                                              else set())

@@ -8,8 +8,9 @@ FILE is ``.json``, ``.json.gz`` or ``.jsonl`` (``.jsonl.gz``):
 * ``.jsonl``: one record per line, each ``{"memory": {...}}``, ``{"question": {...}}`` or
   ``{"meta": {...}}`` (the optional top-level fields); blank lines are skipped.
 
-A memory is ``{"id", "text", "group"?, "session"?, "timestamp"?, "speaker"?, "sources"?,
-"meta"?}``; a question is ``{"id", "question", "gold", "group"?, "category"?, "answer"?,
+A memory is ``{"id", "text", "group"?, "session"?, "timestamp"?, "speaker"?, "title"?,
+"sources"?, "meta"?}`` (``title``: the document's title, handed to policies as the ``titles``
+signal); a question is ``{"id", "question", "gold", "group"?, "category"?, "answer"?,
 "date"?, "gold_sessions"?, "gold_sources"?, "unresolved"?, "meta"?}`` where ``gold`` lists the
 ids of the memories holding the evidence (``[]``: the question is asked but not scored).
 
@@ -45,7 +46,8 @@ __all__ = ["CustomDataError", "CustomDataset", "load_custom", "attach_units", "w
 DEFAULT_GROUP = "default"
 FORMAT = "mempursuit-custom/1"
 
-MEMORY_FIELDS = {"id", "text", "group", "session", "timestamp", "speaker", "sources", "meta"}
+MEMORY_FIELDS = {"id", "text", "group", "session", "timestamp", "speaker", "title", "sources",
+                 "meta"}
 QUESTION_FIELDS = {"id", "question", "gold", "group", "category", "answer", "date",
                    "gold_sessions", "gold_sources", "unresolved", "meta"}
 META_FIELDS = {"format", "name", "units", "categories", "default_excluded", "notes"}
@@ -273,7 +275,8 @@ def _parse_memories(r: _Reader, records: list[tuple[Any, int | None]]) -> list[M
         units.append(MemoryUnit(uid=uid, text=text, group=group, session_id=session,
                                 source_ids=sources if sources is not None else (uid,),
                                 timestamp=r.time(rec, "timestamp", where),
-                                speaker=r.string(rec, "speaker", where)))
+                                speaker=r.string(rec, "speaker", where),
+                                title=r.string(rec, "title", where)))
     return units
 
 
@@ -345,7 +348,7 @@ def _resolve(source: str, raw: Sequence[_RawQuestion], units: Sequence[MemoryUni
     return out
 
 
-def load_custom(path: str | os.PathLike, *, units: str = "turns",
+def load_custom(path: str | os.PathLike, *, units: str | None = "turns",
                 questions_only: bool = False) -> CustomDataset:
     """Read a custom data file (see the module docstring).
 
@@ -375,7 +378,7 @@ def load_custom(path: str | os.PathLike, *, units: str = "turns",
     if p.is_dir():
         raise CustomDataError(f"{p}: is a folder; --dataset custom reads one .json, .jsonl or "
                               ".json.gz file")
-    if units not in ("turns", "memories"):
+    if units not in (None, "turns", "memories"):
         raise CustomDataError(f"{p}: a custom file's memories are its units; --units {units} "
                               "does not apply")
     r = _Reader(p)
@@ -444,7 +447,7 @@ def dataset_to_records(ds: Dataset, *, default_excluded: Iterable[str] = ()
         memories.append(_drop_none({
             "id": u.uid, "text": u.text, "group": u.group,
             "session": u.session_id if u.session_id != u.uid else None,
-            "timestamp": u.timestamp, "speaker": u.speaker,
+            "timestamp": u.timestamp, "speaker": u.speaker, "title": u.title,
             "sources": list(u.source_ids) if tuple(u.source_ids) != (u.uid,) else None,
         }))
     # which units cover a source id, per group
