@@ -108,9 +108,11 @@ def load_data(cfg, cache_root: Path | None) -> Data:
     if missing_groups:
         raise ValueError(f"questions ask groups with no units: {missing_groups[:5]}")
     chosen = {q.qid for q in questions}
-    left_out: dict[str, int] = {}
+    splits = getattr(cfg, "split", None)
+    splits = {str(x).strip() for x in splits} if splits else None
+    left_out: dict[str, int] = {}  # by category, among the splits asked for
     for q in full.questions:
-        if q.qid not in chosen:
+        if q.qid not in chosen and (splits is None or str(q.meta.get("split")) in splits):
             left_out[q.category] = left_out.get(q.category, 0) + 1
     return Data(full, ds, questions, {u.uid: u for u in ds.units}, left_out)
 

@@ -353,3 +353,21 @@ def test_the_shared_hotpotqa_copy():
     assert all(len(q.gold_sessions) == 2 and not q.unresolved_evidence for q in ds.questions)
     assert any("'Harry Morgan', 'Pyotr Ilyich Tchaikovsky'" in n for n in ds.notes)
     assert ds.categories == ["bridge", "comparison"]
+
+
+def test_questions_of_other_splits_are_not_counted_as_left_out(tmp_path):
+    from mempursuit_eval.runner import EvalConfig
+    from mempursuit_eval.stages import load_data
+
+    recs = _records()
+    _write_jsonl(tmp_path / "test.jsonl", recs[3:])
+    _write_jsonl(tmp_path / "train.jsonl", recs[:3])
+    for split, selected in (("test", 2), ("train", 3)):
+        cfg = EvalConfig(dataset="hotpotqa", data=str(tmp_path), split=[split])
+        data = load_data(cfg, tmp_path / "cache")
+        assert len(data.questions) == selected
+        assert data.left_out == {}  # the other split's questions were not asked for
+    cfg = EvalConfig(dataset="hotpotqa", data=str(tmp_path), split=["test"],
+                     categories=["bridge"])
+    data = load_data(cfg, tmp_path / "cache")
+    assert sum(data.left_out.values()) == 2 - len(data.questions)
