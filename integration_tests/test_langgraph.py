@@ -288,6 +288,31 @@ def test_items_without_a_vector_are_kept(embed):
     assert set(everything) == set(keys(store.search(NS, query=QUERIES[0], limit=500)))
 
 
+def test_a_title_field_is_the_titles_signal_and_the_default_follows_it(embed):
+    """Documents stored with a ``title``: the pool hands them over as ``titles`` and the
+    default brings in the passage the first one names (the question never mentions it)."""
+    store = InMemoryStore(index=_index(embed))
+    docs = {"song": ("Blue Lantern", "Blue Lantern is a 1998 single by the singer Mara Voss."),
+            "mara": ("Mara Voss", "Mara Voss retired to Lisbon, where she died in 2019.")}
+    for i in range(12):
+        docs[f"other{i}"] = (f"Lantern song {i}", f"Lantern song {i} is a 1998 single about "
+                             f"blue lanterns and the sea, track {i}.")
+    for key, (title, text) in docs.items():
+        store.put(("docs",), key, {"text": text, "title": title})
+    store.put(("docs",), "untitled", {"text": "A note without a title."})
+    q = "Where did the singer of Blue Lantern die?"
+    wrapped = MemPursuitStore(store)
+    pool = wrapped.pool(("docs",), q)
+    titles = list(pool.candidates.signals["titles"])
+    assert titles == [docs[i.key][0] if i.key in docs else None for i in pool.candidates.items]
+    native = keys(store.search(("docs",), query=q, limit=3))
+    got = keys(wrapped.search(("docs",), query=q, limit=3))
+    assert "mara" not in native and got[0] == "song" and "mara" in got, (native, got)
+    plain = InMemoryStore(index=_index(embed))
+    plain.put(("docs",), "a", {"text": "No titles here."})
+    assert "titles" not in MemPursuitStore(plain).pool(("docs",), q).candidates.signals
+
+
 class ThirdPartyStore(BaseStore):
     """A store LangGraph does not ship: delegates to an InMemoryStore, embeds by itself."""
 

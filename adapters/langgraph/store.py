@@ -21,7 +21,8 @@ How a search is read (:meth:`MemPursuitStore.pool`):
 3. Signals from what the store keeps: ``texts`` (the indexed fields), ``timestamps`` (a
    ``timestamp`` / ``created_at`` field of the value, else the item's ``created_at``),
    ``session_ids`` (a ``session_id`` / ``session`` field, else the namespace), ``speakers``
-   (a ``speaker`` / ``role`` field, when the values have one).
+   (a ``speaker`` / ``role`` field, when the values have one), ``titles`` (a ``title`` field,
+   when the values have one: documents, for the default's ``titled`` and ``bridge``).
 
 Items without a stored vector (put with ``index=False``, or gone between the two reads) are
 never dropped: they follow the policy's picks in native order, as the stores themselves put
@@ -62,6 +63,7 @@ SIGNAL_FIELDS: dict[str, tuple[str, ...]] = {
     "timestamps": ("timestamp", "created_at"),
     "session_ids": ("session_id", "session"),
     "speakers": ("speaker", "role"),
+    "titles": ("title",),
 }
 
 
@@ -580,4 +582,7 @@ class MemPursuitStore(BaseStore):
         speakers = [_first_field(v, f["speakers"]) for v in values]
         if any(s is not None for s in speakers):
             extra["speakers"] = speakers
+        titles = [_first_field(v, f["titles"]) for v in values]
+        if any(isinstance(t, str) for t in titles):
+            extra["titles"] = [t if isinstance(t, str) else None for t in titles]
         return pool_signals(self.texts(items), query, timestamps=stamps, **extra)
