@@ -6,14 +6,14 @@ diversifier library; `pyversity <https://pypi.org/project/pyversity/>`_ (0.2.0) 
 strategies behind one call, ``pyversity.diversify(embeddings, scores, k, strategy, diversity)``.
 Each policy here makes that call on the framework's pool, with pyversity's documented defaults:
 
-=================  ===========================================================================
-``pyversity-mmr``  maximal marginal relevance: ``diversity=0.5`` (lambda 0.5), cosine
-``pyversity-msd``  max sum of distances: ``diversity=0.5``, cosine
-``pyversity-dpp``  greedy DPP (the library's default strategy): ``diversity=0.5``, ``scale=1``
-``pyversity-cover`` facility location: ``diversity=0.5``, ``gamma=0.5``, cosine
-``pyversity-ssd``  sliding spectrum decomposition: ``diversity=0.5``, ``gamma=1``,
-                   ``window=None`` (= K), ``append_bias=True``, ``normalize_scores=True``
-=================  ===========================================================================
+===================  =========================================================================
+``pyversity-mmr``    maximal marginal relevance: ``diversity=0.5`` (lambda 0.5), cosine
+``pyversity-msd``    max sum of distances: ``diversity=0.5``, cosine
+``pyversity-dpp``    greedy DPP (the library's default strategy): ``diversity=0.5``, ``scale=1``
+``pyversity-cover``  facility location: ``diversity=0.5``, ``gamma=0.5``, cosine
+``pyversity-ssd``    sliding spectrum decomposition: ``diversity=0.5``, ``gamma=1``,
+                     ``window=None`` (= K), ``append_bias=True``, ``normalize_scores=True``
+===================  =========================================================================
 
 What each call gets:
 
@@ -24,7 +24,7 @@ What each call gets:
 * ``scores``: the framework's own scores of the pool, ``native_scores`` (the plain store: the
   cosine of the dense order, or the min-max fused dense + BM25 score of the hybrid order), because
   a user drops the diversifier in after the retriever and hands it what the retriever scored;
-  the first pick of MMR, MSD and SSD is then the native top 1. A pool without native scores
+  the first pick of MMR, MSD, DPP and SSD is then the native top 1. A pool without native scores
   (and ``scores="cosine"``) gets each row's cosine with the query, what a dense retriever
   scores. The scores must be finite.
 

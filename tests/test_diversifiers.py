@@ -142,3 +142,28 @@ def test_without_pyversity_nothing_is_listed_and_building_names_the_extra():
                          env={"MEMPURSUIT_PLUGINS": "", "PATH": "", "PYTHONPATH": str(ROOT)})
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == 'pyversity-mmr needs pyversity: pip install "mempursuit[diversifiers]"'
+
+
+def test_results_section_renders_any_run_dropped_in(tmp_path):
+    """docs/results.md's section renders every run under benchmarks/results/eval/diversifiers/
+    (the HotpotQA runs join by their folder), in a fixed order, and says which run has no
+    default-versus-policy statistics yet."""
+    import importlib.util
+    import shutil
+
+    spec = importlib.util.spec_from_file_location("readme_tables",
+                                                  ROOT / "benchmarks" / "readme_tables.py")
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    src = ROOT / "benchmarks" / "results" / "eval" / "diversifiers" / "beam-dense"
+    for name in ("zz-new-set", "hotpotqa-dense", "locomo-dense"):
+        (tmp_path / name).mkdir()
+        shutil.copy(src / "summary.json", tmp_path / name)
+    shutil.copy(src / "vs_default.json", tmp_path / "locomo-dense")
+    assert [p.name for p in tables.diversifier_runs(tmp_path)] == [
+        "locomo-dense", "hotpotqa-dense", "zz-new-set"]
+    text = "\n".join(tables.diversifiers(tmp_path))
+    assert text.count("| pyversity-dpp |") == 3
+    assert "mmr (session +2.5, p=0.18)" in text  # BEAM's dense run: the default not clearly ahead
+    assert text.rstrip().endswith("No default − policy columns for hotpotqa-dense, zz-new-set "
+                                  "(no vs_default.json).")
