@@ -420,6 +420,103 @@ def documents_section(folder: Path = HOTPOT) -> list[str]:
     return out + [""]
 
 
+#: Every run under this folder is a row set of "Diversifiers a user would pick instead" (issue 45):
+#: ``benchmarks/diversifier_runs.sh`` writes LoCoMo and BEAM-100K; a HotpotQA run (or any other)
+#: joins the section when its ``mempursuit eval --out`` is ``DIVERSIFIER_RUNS / "<name>"`` with
+#: the same policies and ``python benchmarks/diversifier_vs_default.py`` has written its
+#: ``vs_default.json`` (DIVERSIFIER_ORDER places it; unknown names come last, sorted).
+DIVERSIFIER_RUNS = EVAL / "diversifiers"
+DIVERSIFIER_ORDER = ("locomo-dense", "locomo-hybrid", "beam-dense", "beam-hybrid",
+                     "hotpotqa-dense", "hotpotqa-hybrid")
+
+
+def diversifier_runs(folder: Path = DIVERSIFIER_RUNS) -> list[Path]:
+    runs = runs_under(folder) if folder.exists() else []
+    rank = {name: i for i, name in enumerate(DIVERSIFIER_ORDER)}
+    return sorted(runs, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+
+
+def _ms(s: dict, policy: str, k: str) -> str:
+    lat = s.get("latency_ms", {}).get(policy, {}).get(k)
+    return "" if not lat or lat.get("median") is None else f"{lat['median']:.2f}"
+
+
+def diversifier_table(run: Path, ks=("10", "20")) -> tuple[str, list[str]]:
+    """One run: every policy against native (p-values as every table), the default against
+    each policy at K = 10 (``vs_default.json``), the median selection time per pool; and the
+    (policy, level) pairs where the default is not significantly ahead at K = 10."""
+    s = load(run)
+    vs_path = run / "vs_default.json"
+    vs = json.loads(vs_path.read_text())["vs"] if vs_path.exists() else {}
+    name = {"locomo": "LoCoMo", "beam": "BEAM-100K", "longmemeval": "LongMemEval-S"}.get(
+        s["dataset"], s["dataset"])
+    head = (f"**{name}**, {s['native_order']} native order, {s['units']}, {s['embedder']}, "
+            f"P={s['pool']}, {s['n_scored']} questions "
+            f"(`{run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}`)")
+    ks = [k for k in ks if k in s["results"]["native"]]
+    cols = [f"{lvl} K={k}" for k in ks for _, lvl in METRICS]
+    cols += [f"default − policy, {lvl} K=10" for _, lvl in METRICS]
+    cols += [f"ms / pool K={k}" for k in ks]
+    lines = [head, "", "| policy | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    behind = []
+    for policy, by_k in s["results"].items():
+        row = []
+        for k in ks:
+            for metric, _ in METRICS:
+                paired = None if policy == s["baseline"] else s["paired"][policy][k]["overall"][metric]
+                row.append(cell(paired, by_k[k]["overall"][metric]))
+        for metric, lvl in METRICS:
+            d = vs.get(policy, {}).get("10", {}).get(metric)
+            if d is None:
+                row.append("")
+                continue
+            row.append(f"{d['diff']:+.1f} (p={d['p_value']:.2g})")
+            if not (d["diff"] > 0 and d["p_value"] < 0.05):
+                behind.append(f"{policy} ({lvl} {d['diff']:+.1f}, p={d['p_value']:.2g})")
+        row += [_ms(s, policy, k) for k in ks]
+        lines.append(f"| {label(policy)} | " + " | ".join(row) + " |")
+    return "\n".join(lines), behind
+
+
+def diversifiers(folder: Path = DIVERSIFIER_RUNS) -> list[str]:
+    """Section "Diversifiers a user would pick instead": pyversity's strategies (issue 45)."""
+    runs = diversifier_runs(folder)
+    if not runs:
+        return []
+    parts = ["## Diversifiers a user would pick instead", "",
+             "`bash benchmarks/diversifier_runs.sh` (needs `pip install -e \".[eval,diversifiers]\"`):",
+             "pyversity 0.2.0's five strategies as named baselines (`pyversity-mmr`, `-msd`, `-dpp`,",
+             "`-cover`, `-ssd`; `mempursuit_eval/diversifiers.py`), each with pyversity's documented",
+             "defaults (diversity 0.5; COVER gamma 0.5; DPP scale 1; SSD gamma 1, window K), given",
+             "the pool's stored vectors and its native scores (dense: the cosine; hybrid: the",
+             "min-max fused dense + BM25 score), on the same pools as `native`, `mmr` and the",
+             "default; the plain store, packaged MiniLM, P = 200. Columns 2-5: against the native",
+             "order, as every table here; *default − policy*: the default minus that policy on the",
+             "same questions (exact McNemar p; `vs_default.json`, from",
+             "`benchmarks/diversifier_vs_default.py`); *ms / pool*: median selection time of one",
+             "pool, 200 questions timed one by one, one thread (the run's `latency_ms`; two shared",
+             "cores, so read the ratios, not the milliseconds). On the dense order the native",
+             "scores are the cosine, so `pyversity-mmr` is `mmr` (lambda 0.5) up to float32",
+             "rounding; COVER's coverage term sums over the whole pool and outweighs the scores",
+             "at diversity 0.5. LongMemEval-S is not run here (its 500 haystacks were too big for",
+             "this round's machine).", ""]
+    behind_all = []
+    for run in runs:
+        text, behind = diversifier_table(run)
+        parts += [text, ""]
+        behind_all += [f"{run.name}: " + ", ".join(behind)] if behind else []
+    missing = [r.name for r in runs if not (r / "vs_default.json").exists()]
+    if behind_all:
+        parts += ["Where the default is not significantly ahead at K = 10 (default − policy, "
+                  "exact McNemar p): " + "; ".join(behind_all) + "."]
+    else:
+        parts += ["The default is ahead of every strategy at K = 10 on every run above, at the "
+                  "session and the turn level (default − policy > 0, p < 0.05)."]
+    if missing:
+        parts[-1] += f" No default − policy columns for {', '.join(missing)} (no vs_default.json)."
+    return parts + [""]
+
+
 def results_doc() -> str:
     parts = [
         "# Results",
@@ -491,6 +588,7 @@ def results_doc() -> str:
         parts += framework_moves()
     parts += graphiti_rerankers()  # issue 35: Graphiti's own rerankers as named baselines
     parts += database_diversity()  # issue 36: Qdrant's own MMR next to the policies
+    parts += diversifiers()  # issue 45: pyversity's strategies on the same pools
     obs = [EVAL / n for n in ("locomo-obs-dense", "locomo-obs-hybrid")
            if (EVAL / n / "summary.json").exists()]
     if obs:

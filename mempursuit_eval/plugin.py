@@ -50,3 +50,9 @@ def register_selectors(register):
     from .qdrant_mmr import QdrantMMRSelector  # imports qdrant-client only when it selects
 
     register(QdrantMMRSelector.name, QdrantMMRSelector, QdrantMMRSelector.description)
+    # the diversifiers a user would pick instead (issue 45): listed only with pyversity installed
+    from .diversifiers import DIVERSIFIERS, installed  # imports pyversity only when it selects
+
+    if installed():
+        for cls in DIVERSIFIERS:
+            register(cls.name, cls, cls.description)

