@@ -7,7 +7,8 @@
 #
 #   bash benchmarks/diversifier_runs.sh [DATA_DIR] [RUN...]   # default ../shared/data, every run
 #
-# RUN is one of locomo-dense locomo-hybrid beam-dense beam-hybrid. Each writes config.json,
+# RUN is one of locomo-dense locomo-hybrid beam-dense beam-hybrid hotpotqa-dense hotpotqa-hybrid
+# (HotpotQA: the pooled store, its held-out test split, K = 5 and 10). Each writes config.json,
 # summary.json, summary.md and vs_default.json (the default against each policy, question by
 # question: benchmarks/diversifier_vs_default.py) to benchmarks/results/eval/diversifiers/<RUN>/;
 # docs/results.md's section renders every summary.json under that folder
@@ -16,21 +17,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data}
 shift || true
-RUNS=${*:-locomo-dense locomo-hybrid beam-dense beam-hybrid}
+RUNS=${*:-locomo-dense locomo-hybrid beam-dense beam-hybrid hotpotqa-dense hotpotqa-hybrid}
 export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 POLICIES="native mmr centered-fusion pyversity-mmr pyversity-msd pyversity-dpp pyversity-cover pyversity-ssd"
 for run in $RUNS; do
   dataset=${run%-*}
   order=${run##*-}
+  extra=(--k 10 20)
   case $dataset in
     locomo) data="$DATA/locomo/locomo10.json" ;;
     beam) data="$DATA/beam/100K" ;;
+    hotpotqa) data="$DATA/hotpotqa"; extra=(--k 5 10 --split test) ;;
     *) echo "unknown run $run" >&2; exit 2 ;;
   esac
   out=benchmarks/results/eval/diversifiers/$run
   start=$(date +%s)
   nice -n 10 mempursuit eval --dataset "$dataset" --data "$data" --native-order "$order" \
-    --k 10 20 --pool 200 --policies $POLICIES \
+    "${extra[@]}" --pool 200 --policies $POLICIES \
     --embed-threads 1 --threads 1 --out "$out" --quiet --no-plots
   python benchmarks/diversifier_vs_default.py "$out"  # the default against each, per question
   rm -f "$out/questions.jsonl"

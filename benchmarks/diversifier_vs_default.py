@@ -3,7 +3,7 @@ user would pick instead").
 
 ``mempursuit eval`` pairs every policy with ``native``; this pairs ``centered-fusion`` with each
 other policy of a run, question by question, from the run's ``questions.jsonl`` (the exact
-McNemar test on complete coverage at the session and turn level, K = 10 and 20, as
+McNemar test on complete coverage at the session and turn level, every K of the run, as
 ``summary.json``'s paired statistics), and writes ``vs_default.json`` beside the summary, so the
 committed run can drop its per-question file. ``benchmarks/diversifier_runs.sh`` calls it.
 
@@ -24,12 +24,13 @@ from readme_tables import DEFAULT, METRICS  # noqa: E402
 from mempursuit_eval.metrics import paired_comparison  # noqa: E402
 
 
-def vs_default(run: Path, ks=("10", "20")) -> dict:
+def vs_default(run: Path, ks=None) -> dict:
     """``{"n": questions, "default": DEFAULT, "vs": {policy: {"K": {metric: paired}}}}``: the
     default minus each policy (``diff`` > 0: the default is ahead)."""
     rows = [json.loads(line) for line in (run / "questions.jsonl").open()]
     rows = [r for r in rows if r["gold_turns"]]
     out: dict = {"n": len(rows), "default": DEFAULT, "vs": {}}
+    ks = ks or list(rows[0]["metrics"][DEFAULT])  # every K of the run
     for name in rows[0]["metrics"]:
         if name in (DEFAULT, "native"):
             continue

@@ -441,7 +441,7 @@ def _ms(s: dict, policy: str, k: str) -> str:
     return "" if not lat or lat.get("median") is None else f"{lat['median']:.2f}"
 
 
-def diversifier_table(run: Path, ks=("10", "20")) -> tuple[str, list[str]]:
+def diversifier_table(run: Path, ks=("5", "10", "20")) -> tuple[str, list[str]]:
     """One run: every policy against native (p-values as every table), the default against
     each policy at K = 10 (``vs_default.json``), the median selection time per pool; and the
     (policy, level) pairs where the default is not significantly ahead at K = 10."""
@@ -490,8 +490,9 @@ def diversifiers(folder: Path = DIVERSIFIER_RUNS) -> list[str]:
              "defaults (diversity 0.5; COVER gamma 0.5; DPP scale 1; SSD gamma 1, window K), given",
              "the pool's stored vectors and its native scores (dense: the cosine; hybrid: the",
              "min-max fused dense + BM25 score), on the same pools as `native`, `mmr` and the",
-             "default; the plain store, packaged MiniLM, P = 200. Columns 2-5: against the native",
-             "order, as every table here; *default − policy*: the default minus that policy on the",
+             "default; the plain store, packaged MiniLM, P = 200 (HotpotQA: the pooled store with",
+             "titles, its held-out test split, K = 5 and 10). The columns before *default − policy*:",
+             "against the native order, as every table here; *default − policy*: the default minus that policy on the",
              "same questions (exact McNemar p; `vs_default.json`, from",
              "`benchmarks/diversifier_vs_default.py`); *ms / pool*: median selection time of one",
              "pool, 200 questions timed one by one, one thread (the run's `latency_ms`; two shared",
