@@ -212,3 +212,13 @@ def test_an_injected_failure_returns_langchains_own_result_with_one_warning(
         with pytest.raises(RuntimeError, match="injected"):
             MemPursuitCompressor(k=2, vector_store=store, strict=True,
                                  **options).compress_documents(docs, QUESTION)
+
+
+def test_the_doc_qa_example_keeps_both_files_and_native_does_not():
+    from paraphrase_facts import run_example
+
+    alone, retriever, compressor = run_example("docs_qa_langchain.py").split("(top 200 -> 3)")
+    assert "extension 4410 found: False" in alone and "[travel-desk.md]" not in alone
+    for ours in (retriever, compressor):
+        assert "extension 4410 found: True" in ours
+        assert "[travel-desk.md]" in ours and "[expense-claims.md]" in ours  # both files at K=3

@@ -230,3 +230,12 @@ def test_an_injected_failure_returns_llamaindexs_own_result_with_one_warning(
                                  **options)
     with pytest.raises(RuntimeError, match="injected"):
         strict.retrieve(QUESTION)
+
+
+def test_the_doc_qa_example_keeps_both_files_and_native_does_not():
+    from paraphrase_facts import run_example
+
+    alone, ours = run_example("docs_qa_llamaindex.py").split("with MemPursuit")
+    assert "extension 4410 found: False" in alone and "[travel-desk.md]" not in alone
+    assert "extension 4410 found: True" in ours
+    assert "[travel-desk.md]" in ours and "[expense-claims.md]" in ours  # both files at K=3
