@@ -10,9 +10,9 @@ import uuid
 import pytest
 
 pytest.importorskip("llama_index.core", reason='needs pip install "mempursuit[llamaindex]"')
-pytest.importorskip("llama_index.vector_stores.faiss", reason="needs .ci/requirements-llamaindex.txt")
-pytest.importorskip("llama_index.vector_stores.chroma", reason="needs .ci/requirements-llamaindex.txt")
-pytest.importorskip("llama_index.vector_stores.qdrant", reason="needs .ci/requirements-llamaindex.txt")
+for _module in ("llama_index.vector_stores.faiss", "llama_index.vector_stores.chroma",
+                "llama_index.vector_stores.qdrant"):
+    pytest.importorskip(_module, reason="needs .ci/requirements-llamaindex.txt")
 
 import chromadb  # noqa: E402
 import faiss  # noqa: E402

@@ -48,7 +48,8 @@ class MemPursuitRetriever(BaseRetriever):
                  **options: Any):
         if not isinstance(retriever, BaseRetriever):
             raise TypeError("MemPursuitRetriever wraps a LlamaIndex retriever, e.g. "
-                            f"index.as_retriever(similarity_top_k=200); got {type(retriever).__name__}")
+                            "index.as_retriever(similarity_top_k=200); got "
+                            f"{type(retriever).__name__}")
         self.retriever = retriever
         index = getattr(retriever, "_index", None)
         self.postprocessor = MemPursuitPostprocessor(
