@@ -251,9 +251,8 @@ class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
         keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None else metadata_keys)
         super().__init__(**fields, embeddings=embeddings, vector_store=vector_store,
                          metadata_keys=keys)
-        self._options, self._selector = built, built.selector()
         self._reranker = Reranker(built, framework="LangChain", where="MemPursuitCompressor")
-        self._reranker.selector = self._selector
+        self._options, self._selector = built, self._reranker.selector
         self._pool_builder = DocumentPool(embeddings, vector_store, keys)
 
     def candidate_pool(self, documents: Sequence[Document], query: str) -> CandidatePool[Document]:
