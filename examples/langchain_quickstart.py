@@ -4,7 +4,7 @@ An ``InMemoryVectorStore`` with the packaged all-MiniLM-L6-v2 (int8 ONNX) as Lan
 ``Embeddings``, no LLM. It compares the store's own top 2 with the 2 documents the default read
 policy picks from its top 200, both ways.
 
-    pip install "mempursuit[langchain,embed]" langchain-classic
+    pip install "mempursuit[langchain]" langchain-classic
     python examples/langchain_quickstart.py
 
 The swaps::
@@ -15,11 +15,9 @@ The swaps::
 """
 
 from langchain_classic.retrievers import ContextualCompressionRetriever
-from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from mempursuit_core.embed import get_embedder
-from mempursuit_langchain import MemPursuitCompressor, MemPursuitRetriever
+from mempursuit_langchain import MemPursuitCompressor, MemPursuitEmbeddings, MemPursuitRetriever
 
 FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
          "Alice relocated to Lisbon in March to start a robotics job.",
@@ -30,21 +28,8 @@ FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
 QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
 
 
-class MiniLM(Embeddings):
-    """The packaged all-MiniLM-L6-v2 (int8 ONNX) as LangChain Embeddings (no download)."""
-
-    def __init__(self):
-        self.encoder = get_embedder("minilm")
-
-    def embed_documents(self, texts):
-        return self.encoder.encode(list(texts)).tolist()
-
-    def embed_query(self, text):
-        return self.embed_documents([text])[0]
-
-
 def main():
-    store = InMemoryVectorStore.from_texts(FACTS, MiniLM())
+    store = InMemoryVectorStore.from_texts(FACTS, MemPursuitEmbeddings())
     retrievers = {
         "LangChain alone": store.as_retriever(search_kwargs={"k": 2}),
         "compressor": ContextualCompressionRetriever(

@@ -4,7 +4,7 @@ A ``VectorMemoryBlock`` over a local Qdrant folder (the block writes one node pe
 packaged all-MiniLM-L6-v2 (int8 ONNX) as the LlamaIndex embed model, no LLM. It compares what
 the block returns at K=2 with and without the postprocessor.
 
-    pip install "mempursuit[llamaindex,embed]" llama-index-vector-stores-qdrant
+    pip install "mempursuit[llamaindex]" llama-index-vector-stores-qdrant
     python examples/llamaindex_quickstart.py
 
 The swap is one argument of the block (or of any query engine / chat engine)::
@@ -18,15 +18,12 @@ The swap is one argument of the block (or of any query engine / chat engine)::
 import asyncio
 import tempfile
 
-from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms import ChatMessage
 from llama_index.core.memory import VectorMemoryBlock
 from llama_index.vector_stores.qdrant import QdrantVectorStore
 from qdrant_client import AsyncQdrantClient
 
-from mempursuit_core.embed import get_embedder
-from mempursuit_llamaindex import MemPursuitPostprocessor
+from mempursuit_llamaindex import MemPursuitEmbedding, MemPursuitPostprocessor
 
 FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
          "Alice relocated to Lisbon in March to start a robotics job.",
@@ -37,30 +34,8 @@ FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
 QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
 
 
-class MiniLM(BaseEmbedding):
-    """The packaged all-MiniLM-L6-v2 (int8 ONNX) as a LlamaIndex embed model (no download)."""
-
-    _encoder = PrivateAttr()
-
-    def __init__(self):
-        super().__init__(model_name="all-MiniLM-L6-v2-int8")
-        self._encoder = get_embedder("minilm")
-
-    def _get_text_embeddings(self, texts):
-        return self._encoder.encode(list(texts)).tolist()
-
-    def _get_text_embedding(self, text):
-        return self._get_text_embeddings([text])[0]
-
-    def _get_query_embedding(self, query):
-        return self._get_text_embedding(query)
-
-    async def _aget_query_embedding(self, query):
-        return self._get_query_embedding(query)
-
-
 async def main():
-    embed_model = MiniLM()
+    embed_model = MemPursuitEmbedding()  # the packaged MiniLM as a LlamaIndex embed model
     client = AsyncQdrantClient(path=tempfile.mkdtemp())
     store = QdrantVectorStore(collection_name="memories", aclient=client)
     writer = VectorMemoryBlock(vector_store=store, embed_model=embed_model)

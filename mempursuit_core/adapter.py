@@ -20,6 +20,9 @@ stored-vector readers       :func:`register_vector_reader`, :func:`vector_reader
                             :func:`supported_stores`: one registry, looked up by the store
                             object's class and its bases
 signals                     :func:`pool_signals`, :class:`PoolSignals`
+rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
+                            fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
+                            ``titles`` / ``session_ids`` of documents), :func:`native_scores`
 policies                    :class:`Selector`, :class:`Selection`, :class:`NativeSelector`,
                             :func:`get_selector`, :func:`resolve_selector`
 checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`
@@ -54,6 +57,8 @@ from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, g
 from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, aread_or_native,
                        read_or_native, register_vector_reader, supported_stores,
                        vector_reader_for)
+from .rerank import (DEFAULT_METADATA_KEYS, Reranker, document_source, document_title,
+                     metadata_signals, native_scores, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
 from .signals import PoolSignals, pool_signals
 from .validation import check_int, check_k, checked_order
@@ -62,6 +67,7 @@ __all__ = [
     "AdapterNotInstalledError",
     "AdapterSpec",
     "CandidatePool",
+    "DEFAULT_METADATA_KEYS",
     "DEFAULT_POLICY",
     "DEFAULT_POOL",
     "EmbeddedVectors",
@@ -71,6 +77,7 @@ __all__ = [
     "PoolSelection",
     "PoolSignals",
     "ReadOptions",
+    "Reranker",
     "Selection",
     "Selector",
     "apgvector_read_settings",
@@ -78,11 +85,15 @@ __all__ = [
     "check_int",
     "check_k",
     "checked_order",
+    "document_source",
+    "document_title",
     "get_adapter_spec",
     "get_embedder",
     "get_selector",
     "hookimpl",
     "lazy_exports",
+    "metadata_signals",
+    "native_scores",
     "pgvector_read_settings",
     "pool_signals",
     "qdrant_search_params",
@@ -91,5 +102,6 @@ __all__ = [
     "resolve_selector",
     "supported_stores",
     "vector_reader_for",
+    "warn_short_budget",
     "warn_short_pool",
 ]

@@ -6,7 +6,8 @@ policy reads it (a policy that needs nothing costs nothing). Keys used by the bu
 ``"sparse"`` (P, m) tf-idf rows and ``"query_sparse"`` (m,) over the pool's vocabulary,
 ``"sparse_terms"``, ``"positions"`` (P,) integers: each memory's place in the store's write
 order (``centered-fusion``'s ``adjacent``), and ``"lexical"`` (P,): the framework's own keyword
-score (BM25) where its native order uses one.
+score (BM25) where its native order uses one. ``"titles"`` (list, length P, str or None): each
+document's title or source name (``mempursuit_core.rerank.metadata_signals``).
 """
 
 from __future__ import annotations

@@ -16,20 +16,27 @@
 Where the vectors come from (:attr:`DocumentPool.sources` counts each):
 
 1. ``"store"``: the documents' stored vectors, read by id from the vector store where it keeps
-   them and says where: ``InMemoryVectorStore`` (``store.store[id]["vector"]``) and
+   them and says where: ``InMemoryVectorStore`` (``store.store[id]["vector"]``),
    ``langchain_qdrant.QdrantVectorStore`` (``client.retrieve(..., with_vectors=True)`` by the
-   ``_id`` in the metadata);
+   ``_id`` in the metadata), ``langchain_community`` ``FAISS`` (``index.reconstruct`` of the
+   document's row) and ``langchain_chroma.Chroma`` (``get(ids, include=["embeddings"])``);
 2. ``"embedded"``: otherwise the documents' text embedded with ``embeddings`` (default the
-   store's), cached by content hash, with one warning per component.
+   store's), cached by content hash, with one warning per component saying why.
 
-The query is embedded with the same ``embeddings``. Signals: the texts, and ``timestamps`` /
-``speakers`` / ``session_ids`` from the metadata keys in ``metadata_keys`` when the documents
-have them.
+The query is embedded with the same ``embeddings``. Signals
+(:func:`mempursuit_core.adapter.metadata_signals`): the texts, ``timestamps`` / ``speakers`` /
+``session_ids`` from the metadata keys in ``metadata_keys`` when the documents have them, and
+for documents ``titles`` (the ``title`` metadata, else the stem of ``source`` / ``file_name``:
+what LangChain's loaders set) and ``session_ids`` (one per source document).
+
+Budget rule (all three readers): the candidates are the first ``max(pool, k)``; a ``k`` above
+``pool`` is logged once per component.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -41,16 +48,13 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mempursuit_core.adapter import (CandidatePool, EmbeddedVectors, ReadOptions, aread_or_native,
-                                    pool_signals, read_or_native)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
+                                    ReadOptions, Reranker, aread_or_native, metadata_signals,
+                                    pool_signals, read_or_native, warn_short_budget)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 
 logger = logging.getLogger(__name__)
-
-#: signal -> the document metadata key it is read from
-DEFAULT_METADATA_KEYS = {"timestamps": "timestamp", "speakers": "speaker",
-                         "session_ids": "session_id"}
 
 
 def _stored_vectors(store: Any, docs: Sequence[Document]) -> Optional[List[Any]]:
@@ -70,6 +74,17 @@ def _stored_vectors(store: Any, docs: Sequence[Document]) -> Optional[List[Any]]
             vec = by_id.get(str(i))
             out.append(vec.get(store.vector_name) if isinstance(vec, dict) else vec)
         return out
+    if type(store).__name__ == "FAISS" and hasattr(store, "index_to_docstore_id"):
+        rows = {doc_id: row for row, doc_id in store.index_to_docstore_id.items()}
+        found = [rows.get(d.id) if d.id is not None else None for d in docs]
+        return [None if r is None else store.index.reconstruct(int(r)).tolist() for r in found]
+    if type(store).__module__.startswith("langchain_chroma"):
+        ids = [d.id for d in docs if d.id is not None]
+        got = store._collection.get(ids=ids, include=["embeddings"]) if ids else {"ids": []}
+        vecs = got.get("embeddings")
+        by_id = dict(zip(got["ids"], vecs if vecs is not None else [None] * len(got["ids"])))
+        return [None if by_id.get(d.id) is None else [float(x) for x in by_id[d.id]]
+                for d in docs]
     return None
 
 
@@ -92,6 +107,7 @@ class DocumentPool:
         self.metadata_keys = dict(metadata_keys)
         self._vectors = EmbeddedVectors()
         self._warned = False
+        self._why = "cannot return them by id"
 
     @property
     def sources(self) -> Dict[str, int]:
@@ -115,24 +131,26 @@ class DocumentPool:
                 "mempursuit: %d retrieved documents came without their vectors (%s); embedding "
                 "their text with %s (cached by content hash)", len(missing),
                 "no vector_store= was given" if self.vector_store is None else
-                f"{type(self.vector_store).__name__} cannot return them by id",
+                f"{type(self.vector_store).__name__} {self._why}",
                 type(self._model()).__name__)
         texts = [docs[i].page_content for i in missing]
         return missing, texts
 
     def _stored(self, docs) -> list:
         found = (_stored_vectors(self.vector_store, docs) if self.vector_store is not None
-                 else None) or [None] * len(docs)
+                 else None)
+        if found is None:
+            self._why = "cannot return them by id"
+        elif docs and all(v is None for v in found):
+            self._why = ("holds none of these document ids (is it the store they were "
+                         "retrieved from?)")
+        found = found or [None] * len(docs)
         self._vectors.count("store", sum(v is not None for v in found))
         return list(found)
 
     def _pool(self, docs, vectors, query, query_vector) -> CandidatePool[Document]:
         texts = [d.page_content for d in docs]
-        extra = {}
-        for signal, key in self.metadata_keys.items():
-            values = [d.metadata.get(key) for d in docs]
-            if any(v is not None for v in values):
-                extra[signal] = values
+        extra = metadata_signals([d.metadata for d in docs], self.metadata_keys)
         qv = np.asarray(query_vector, dtype=np.float32)
         return CandidatePool(docs, qv, np.asarray(vectors, dtype=np.float32).reshape(len(docs), -1)
                              if docs else np.empty((0, qv.shape[0]), dtype=np.float32),
@@ -176,6 +194,8 @@ class _ReadFields(BaseModel):
     _options: ReadOptions = PrivateAttr()
     _selector: Any = PrivateAttr()
     _pool_builder: DocumentPool = PrivateAttr()
+    _reranker: Any = PrivateAttr(default=None)
+    _warned_budget: bool = PrivateAttr(default=False)
 
     def _setup(self, where: str, k, pool, policy, policy_options, strict, options) -> dict:
         built = ReadOptions.build(where, k=k, pool=pool, policy=policy,
@@ -231,35 +251,26 @@ class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
         keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None else metadata_keys)
         super().__init__(**fields, embeddings=embeddings, vector_store=vector_store,
                          metadata_keys=keys)
-        self._options, self._selector = built, built.selector()
+        self._reranker = Reranker(built, framework="LangChain", where="MemPursuitCompressor")
+        self._options, self._selector = built, self._reranker.selector
         self._pool_builder = DocumentPool(embeddings, vector_store, keys)
 
     def candidate_pool(self, documents: Sequence[Document], query: str) -> CandidatePool[Document]:
         """The first ``pool`` documents as a :class:`CandidatePool` (see :class:`DocumentPool`)."""
-        return self._pool_builder.candidate_pool(list(documents)[: self._options.pool], query)
+        return self._pool_builder.candidate_pool(self._reranker.candidates(documents), query)
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Any = None) -> Sequence[Document]:
-        k = self._options.budget(max(len(documents), 1))
-        if self.is_native or not documents:
-            return list(documents)[:k]
-        return read_or_native(lambda: self._select(self.candidate_pool(documents, query), k),
-                              lambda: list(documents)[:k], strict=self.strict,
-                              framework="LangChain")
+        return self._reranker.rerank(
+            documents, lambda docs: self._pool_builder.candidate_pool(docs, query),
+            strict=self.strict)
 
     async def acompress_documents(self, documents: Sequence[Document], query: str,
                                   callbacks: Any = None) -> Sequence[Document]:
-        k = self._options.budget(max(len(documents), 1))
-        if self.is_native or not documents:
-            return list(documents)[:k]
+        async def build(docs):
+            return await self._pool_builder.acandidate_pool(docs, query)
 
-        async def ours():
-            pool = await self._pool_builder.acandidate_pool(
-                list(documents)[: self._options.pool], query)
-            return self._select(pool, k)
-
-        return await aread_or_native(ours, lambda: list(documents)[:k], strict=self.strict,
-                                     framework="LangChain")
+        return await self._reranker.arerank(documents, build, strict=self.strict)
 
 
 class MemPursuitRetriever(_ReadFields, BaseRetriever):
@@ -269,12 +280,17 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
     ----------
     vectorstore : VectorStore
     k : int or None, default None
-        Budget ``K``; None is LangChain's default retriever ``k`` (4).
+        Budget ``K``; None is ``search_kwargs["k"]`` when given, else LangChain's default
+        retriever ``k`` (4).
     pool, policy, policy_options, strict, embeddings, metadata_keys
         As for :class:`MemPursuitCompressor`. ``policy="native"`` is exactly
         ``vectorstore.as_retriever(search_kwargs={"k": k, **search_kwargs})``.
     search_kwargs : dict, optional
-        Passed to ``similarity_search`` (e.g. ``{"filter": ...}``).
+        Passed to ``similarity_search`` (e.g. ``{"filter": ...}``). A ``"k"`` there is read as
+        ``VectorStoreRetriever`` reads it: the number of documents returned (``k``); with
+        ``k=`` given too, it is the number the store is asked for (``pool``). Where the store's
+        search takes ``fetch_k`` (FAISS: candidates fetched before a filter), the pool read asks
+        for at least ``pool``.
 
     Notes
     -----
@@ -291,17 +307,20 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
                  strict: Optional[bool] = None, embeddings: Any = None,
                  search_kwargs: Optional[Mapping[str, Any]] = None,
                  metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+        search = dict(search_kwargs or {})
+        k, pool = _k_from_search_kwargs(search.pop("k", None), k, pool)
         fields, built = self._setup("MemPursuitRetriever", k, pool, policy, policy_options,
                                     strict, options)
         keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None else metadata_keys)
         super().__init__(vectorstore=vectorstore, **fields, embeddings=embeddings,
-                         search_kwargs=dict(search_kwargs or {}), metadata_keys=keys)
+                         search_kwargs=search, metadata_keys=keys)
         self._options, self._selector = built, built.selector()
         self._pool_builder = DocumentPool(embeddings, vectorstore, keys)
 
     def _sizes(self, k: Optional[int] = None) -> tuple[int, int]:
         if k is None:
             k = self._options.budget(4) if self._options.k is None else self._options.k
+            warn_short_budget(self, self._options, "MemPursuitRetriever")
         elif isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"MemPursuitRetriever: k must be a positive int, got {k!r}")
         return k, self._options.pool_size(k)
@@ -311,18 +330,29 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         overrides ``k`` and adds to ``search_kwargs``, as ``VectorStoreRetriever`` does."""
         extra = dict(kwargs)
         k, size = self._sizes(extra.pop("k", None))
-        return k, size, {**self.search_kwargs, **extra}
+        search = {**self.search_kwargs, **extra}
+        search.pop("k", None)
+        return k, size, search
+
+    def _pool_search(self, size: int, search: Dict[str, Any]) -> Dict[str, Any]:
+        """``search`` for the pool read: ``fetch_k`` raised to the pool where the store's
+        search takes it (FAISS filters after fetching ``fetch_k``)."""
+        if _takes(self.vectorstore.similarity_search, "fetch_k"):
+            fetch_k = search.get("fetch_k")
+            search = {**search, "fetch_k": max(size, fetch_k if isinstance(fetch_k, int) else 0)}
+        return search
 
     def candidate_pool(self, query: str, **kwargs: Any) -> CandidatePool[Document]:
         """The store's top-``pool`` documents for ``query`` as a :class:`CandidatePool`."""
         _, size, search = self._call(kwargs)
-        docs = self.vectorstore.similarity_search(query, k=size, **search)
+        docs = self.vectorstore.similarity_search(query, k=size, **self._pool_search(size, search))
         return self._pool_builder.candidate_pool(docs, query)
 
     async def acandidate_pool(self, query: str, **kwargs: Any) -> CandidatePool[Document]:
         """:meth:`candidate_pool` through the store's and the embeddings' async calls."""
         _, size, search = self._call(kwargs)
-        docs = await self.vectorstore.asimilarity_search(query, k=size, **search)
+        docs = await self.vectorstore.asimilarity_search(query, k=size,
+                                                         **self._pool_search(size, search))
         return await self._pool_builder.acandidate_pool(docs, query)
 
     def _get_relevant_documents(self, query: str, *,
@@ -352,3 +382,26 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
             return await self.vectorstore.asimilarity_search(query, k=k, **search)
 
         return await aread_or_native(ours, native, strict=self.strict, framework="LangChain")
+
+
+def _k_from_search_kwargs(given: Any, k: Any, pool: Any) -> tuple[Any, Any]:
+    """``(k, pool)`` with ``search_kwargs["k"]`` read as LangChain reads it: the ``k`` returned,
+    or, with ``k=`` given too, the pool the store is asked for."""
+    if given is None:
+        return k, pool
+    if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+        raise ValueError(f"MemPursuitRetriever: search_kwargs['k'] must be a positive int, got "
+                         f"{given!r}")
+    if k is None:
+        return given, pool
+    if pool is not None and pool != given:
+        raise ValueError(f"MemPursuitRetriever: search_kwargs={{'k': {given}}} and pool={pool} "
+                         "both set the pool: give it once (pool=)")
+    return k, given
+
+
+def _takes(method: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False

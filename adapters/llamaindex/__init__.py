@@ -1,14 +1,20 @@
 """MemPursuit for LlamaIndex: :class:`MemPursuitPostprocessor`, a ``BaseNodePostprocessor`` for
-``VectorMemoryBlock`` and any retriever, query engine or chat engine.
+``VectorMemoryBlock``, query engines and chat engines; :class:`MemPursuitRetriever`, a retriever
+wrapper for apps that call a retriever (retrievers do not run postprocessors); and
+:class:`MemPursuitEmbedding`, the packaged offline embedder as a ``BaseEmbedding``.
 
 Importing this package does not import LlamaIndex; the names below do.
 """
 
 from mempursuit_core.adapter import lazy_exports
 
-__all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitPostprocessor"]
+__all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitEmbedding", "MemPursuitPostprocessor",
+           "MemPursuitRetriever"]
 
 
-__getattr__, __dir__ = lazy_exports(globals(), {name: "postprocessor" for name in __all__},
+__getattr__, __dir__ = lazy_exports(globals(), {"DEFAULT_METADATA_KEYS": "postprocessor",
+                                                "MemPursuitPostprocessor": "postprocessor",
+                                                "MemPursuitRetriever": "retriever",
+                                                "MemPursuitEmbedding": "embedding"},
                                     needs={"*": "llama_index.core"}, framework="LlamaIndex",
                                     extra="llamaindex")

@@ -7,7 +7,8 @@ SPEC = AdapterSpec(
     module="mempursuit_llamaindex.postprocessor",
     framework="llama_index.core",
     extra="llamaindex",
-    summary="LlamaIndex: a node postprocessor for VectorMemoryBlock, retrievers and query engines",
+    summary="LlamaIndex: a node postprocessor for VectorMemoryBlock and query engines, and a "
+            "retriever wrapper",
 )
 
 

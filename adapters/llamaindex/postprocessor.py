@@ -13,23 +13,29 @@ Where the vectors come from, in this order (:attr:`MemPursuitPostprocessor.vecto
 counts each per read):
 
 1. ``"nodes"``: the query bundle's ``embedding`` and each node's own ``embedding``;
-2. ``"store"``: otherwise the nodes' stored vectors, read by node id with the vector store's
-   ``get_nodes`` (Qdrant, Chroma, LanceDB, ... where the integration implements it; the
-   in-memory ``SimpleVectorStore`` through its ``get``);
+2. ``"store"``: otherwise the nodes' stored vectors, read by node id from ``vector_store=``:
+   the in-memory ``SimpleVectorStore`` (``get``), Chroma (``include=["embeddings"]``), FAISS
+   (``reconstruct``, through :class:`MemPursuitRetriever`, which knows the index's id map), and
+   any store whose integration implements ``get_nodes`` with vectors (Qdrant, LanceDB, ...);
+   the sync read runs in a thread on the async path when the store has no async client;
 3. ``"embedded"``: otherwise the nodes' text embedded with ``embed_model`` (default
-   ``Settings.embed_model``), cached by content hash, with one warning per postprocessor.
+   ``Settings.embed_model``), cached by content hash, with one warning per postprocessor
+   saying why (no store given, the store cannot read by id, the ids are not in that store).
 
-A query with no embedding (``VectorMemoryBlock`` passes only the text) is embedded with
-``embed_model``. Signals: the texts, ``timestamps`` / ``speakers`` / ``session_ids`` from the
-metadata keys in ``metadata_keys`` when the nodes have them (``VectorMemoryBlock`` stores
-``session_id``), and the role of a ``VectorMemoryBlock`` message (``<message role='user'>``) as
-the speaker when no metadata names one.
+A query with no embedding (``VectorMemoryBlock`` passes only the text; a retriever or query
+engine sets it) is embedded with ``embed_model``. Signals (:func:`mempursuit_core.adapter.
+metadata_signals`): the texts, ``timestamps`` / ``speakers`` / ``session_ids`` from the metadata
+keys in ``metadata_keys`` when the nodes have them (``VectorMemoryBlock`` stores
+``session_id``), the role of a ``VectorMemoryBlock`` message (``<message role='user'>``) as the
+speaker when no metadata names one, and for documents ``titles`` (the ``title`` metadata, else
+the file name's stem: ``file_name`` / ``file_path`` as ``SimpleDirectoryReader`` sets them) and
+``session_ids`` (one per source document: its ``file_path``, else the node's ``ref_doc_id``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import math
 import re
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -38,16 +44,14 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from mempursuit_core.adapter import (CandidatePool, EmbeddedVectors, ReadOptions, aread_or_native,
-                                    pool_signals, read_or_native)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
+                                    ReadOptions, Reranker, metadata_signals, native_scores,
+                                    pool_signals)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
 
 logger = logging.getLogger(__name__)
 
-#: signal -> the node metadata key it is read from
-DEFAULT_METADATA_KEYS = {"timestamps": "timestamp", "speakers": "speaker",
-                         "session_ids": "session_id"}
 _ROLE = re.compile(r"^\s*<message role='([^']+)'>")
 
 
@@ -60,7 +64,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         Budget ``K``; None reorders every node it is given.
     pool : int, default 200
         ``P``: the first ``pool`` retrieved nodes are the candidates (set the retriever's
-        ``similarity_top_k`` to it).
+        ``similarity_top_k`` to it). A ``k`` above ``pool`` makes the first ``k`` the
+        candidates, with one warning; never more nodes than the retriever gave are returned.
     policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
         ``"native"`` returns the first ``k`` nodes as retrieved (what ``similarity_top_k=k``
         returns without this postprocessor).
@@ -71,9 +76,12 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         first ``k`` nodes; True raises.
     embed_model : BaseEmbedding, optional
         Embeds the query (and nodes whose vectors cannot be read); default
-        ``Settings.embed_model``, resolved only when needed.
+        ``Settings.embed_model``, resolved only when needed. Pass the index's embed model when
+        you call ``postprocess_nodes(nodes, query_str=...)`` yourself (a query engine or
+        :class:`MemPursuitRetriever` hands over the query's embedding).
     vector_store : BasePydanticVectorStore, optional
-        Where nodes' stored vectors are read by id when the nodes come without them.
+        Where nodes' stored vectors are read by id when the nodes come without them
+        (``index.vector_store``, not the index).
     metadata_keys : dict, optional
         ``{signal: metadata key}``, default :data:`DEFAULT_METADATA_KEYS`.
     """
@@ -88,9 +96,11 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
 
     _options: ReadOptions = PrivateAttr()
-    _selector: Any = PrivateAttr()
+    _reranker: Reranker = PrivateAttr()
     _vectors: EmbeddedVectors = PrivateAttr(default_factory=EmbeddedVectors)
     _warned: bool = PrivateAttr(default=False)
+    _store_ids: Any = PrivateAttr(default=None)
+    _why: str = PrivateAttr(default="did not return them by id")
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
@@ -98,17 +108,26 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                  metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
         built = ReadOptions.build("MemPursuitPostprocessor", k=k, pool=pool, policy=policy,
                                   policy_options=policy_options, strict=strict, **options)
+        if vector_store is not None and hasattr(vector_store, "index_struct") and hasattr(
+                vector_store, "vector_store"):
+            raise ValueError(f"MemPursuitPostprocessor: vector_store= takes the index's store, "
+                             f"got the {type(vector_store).__name__} itself: pass "
+                             "vector_store=index.vector_store")
         super().__init__(k=built.k, pool=built.pool, policy=built.policy,
                          policy_options=dict(built.policy_options), strict=built.strict,
                          embed_model=embed_model, vector_store=vector_store,
                          metadata_keys=dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                             else metadata_keys))
         self._options = built
-        self._selector = built.selector()
+        self._reranker = Reranker(built, framework="LlamaIndex", where="MemPursuitPostprocessor")
 
     @classmethod
     def class_name(cls) -> str:
         return "MemPursuitPostprocessor"
+
+    @property
+    def _selector(self):
+        return self._reranker.selector
 
     @property
     def vector_sources(self) -> Dict[str, int]:
@@ -123,40 +142,50 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             return self.embed_model
         from llama_index.core import Settings
 
-        return Settings.embed_model
+        try:
+            return Settings.embed_model
+        except Exception as exc:  # LlamaIndex resolves its OpenAI default here
+            raise ValueError(f"MemPursuitPostprocessor has no embed model ({type(exc).__name__}: "
+                             f"{exc}): pass embed_model= (the one given to the index), or use "
+                             "MemPursuitRetriever(index.as_retriever(...)), which takes the "
+                             "retriever's") from exc
 
     def _start(self, nodes: List[NodeWithScore]) -> tuple[list, list, list]:
         """The candidates, their vectors so far (None where missing) and the missing ids."""
-        nodes = list(nodes)[: self._options.pool]
+        nodes = self._reranker.candidates(nodes)
         vectors = [n.node.embedding for n in nodes]
         self._vectors.count("nodes", sum(v is not None for v in vectors))
         return nodes, vectors, [i for i, v in enumerate(vectors) if v is None]
 
-    def _store_reader(self):
-        """``(get_nodes, aget_nodes)`` of the vector store, or None when it cannot read by id."""
+    def _read_store(self, ids: list) -> Optional[list]:
+        """The stored vectors of ``ids`` (None where absent), or None when the store cannot
+        read vectors by id (the reason is kept for the warning)."""
+        store_ids = self._store_ids() if callable(self._store_ids) else self._store_ids
+        found = _stored_vectors(self.vector_store, ids, store_ids)
+        if found is None:
+            self._why = "cannot return stored vectors by node id"
+        elif all(v is None for v in found):
+            self._why = "holds none of these node ids (is it the store they were retrieved from?)"
+        return found
+
+    async def _aread_store(self, ids: list) -> Optional[list]:
         store = self.vector_store
-        if store is None:
-            return None
-        from llama_index.core.vector_stores.simple import SimpleVectorStore
+        if _has_async_reader(store):
+            try:
+                found = _by_id(ids, await store.aget_nodes(node_ids=ids))
+            except NotImplementedError:
+                found = None
+            if found is None:
+                self._why = "cannot return stored vectors by node id"
+            elif all(v is None for v in found):
+                self._why = ("holds none of these node ids (is it the store they were retrieved "
+                             "from?)")
+            return found
+        return await asyncio.to_thread(self._read_store, ids)  # sync-only client, or in memory
 
-        if isinstance(store, SimpleVectorStore):
-            def get(ids):
-                return [store.get(i) for i in ids]
-
-            async def aget(ids):
-                return get(ids)
-
-            return get, aget
-
-        def get(ids):
-            return _by_id(ids, store.get_nodes(node_ids=ids))
-
-        async def aget(ids):
-            return _by_id(ids, await store.aget_nodes(node_ids=ids))
-
-        return get, aget
-
-    def _put(self, vectors: list, missing: list, found: list, source: str) -> list:
+    def _put(self, vectors: list, missing: list, found: Optional[list], source: str) -> list:
+        if found is None:
+            return missing
         for i, v in zip(missing, found):
             vectors[i] = v
         self._vectors.count(source, sum(v is not None for v in found))
@@ -166,33 +195,34 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         """The texts of the ``missing`` nodes; says once that nodes are being embedded."""
         if not self._warned:
             self._warned = True
+            store = self.vector_store
             logger.warning(
                 "mempursuit: %d retrieved nodes came without their vectors and %s; embedding "
                 "their text with %s (cached by content hash). Keep embeddings on the nodes or "
                 "pass vector_store= (a store that returns vectors by id) to use the stored ones.",
-                len(missing), "no vector_store= was given" if self.vector_store is None else
-                f"{type(self.vector_store).__name__} did not return them by id",
+                len(missing), "no vector_store= was given" if store is None else
+                f"{type(store).__name__} {self._why}",
                 type(self._model()).__name__)
         return [nodes[i].node.get_content(metadata_mode=MetadataMode.EMBED) for i in missing]
 
     def _finish(self, nodes: list, vectors: list, query: QueryBundle, query_vector: Any
                 ) -> CandidatePool[NodeWithScore]:
-        scores = [n.score for n in nodes]
-        native = None if any(s is None or math.isnan(s) for s in scores) else np.asarray(scores)
         dim = len(query_vector)
         return CandidatePool(nodes, np.asarray(query_vector, dtype=np.float32),
                              np.asarray(vectors, dtype=np.float32).reshape(len(nodes), dim),
-                             native_scores=native, signals=self._signals(nodes, query.query_str))
+                             native_scores=native_scores([n.score for n in nodes]),
+                             signals=self._signals(nodes, query.query_str))
 
     def _signals(self, nodes: list, query_text: str):
         texts = [n.node.get_content() for n in nodes]
-        extra = {}
-        for signal, key in self.metadata_keys.items():
-            values = [n.node.metadata.get(key) for n in nodes]
-            if signal == "speakers":
-                values = [v if v is not None else _role(t) for v, t in zip(values, texts)]
-            if any(v is not None for v in values):
-                extra[signal] = values
+        extra = metadata_signals([n.node.metadata for n in nodes], self.metadata_keys,
+                                 sources=[n.node.ref_doc_id for n in nodes])
+        key = self.metadata_keys.get("speakers")
+        if key is not None:
+            speakers = [n.node.metadata.get(key) for n in nodes]
+            speakers = [v if v is not None else _role(t) for v, t in zip(speakers, texts)]
+            if any(v is not None for v in speakers):
+                extra["speakers"] = speakers
         return pool_signals(texts, query_text, **extra)
 
     def candidate_pool(self, nodes: List[NodeWithScore], query_bundle: QueryBundle
@@ -206,10 +236,9 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             ``query_vector`` (d,), ``native_scores`` (P,) the retrieval scores.
         """
         nodes, vectors, missing = self._start(nodes)
-        reader = self._store_reader()
-        if missing and reader is not None:
-            missing = self._put(vectors, missing, reader[0]([nodes[i].node.node_id
-                                                             for i in missing]), "store")
+        if missing and self.vector_store is not None:
+            missing = self._put(vectors, missing, self._read_store(
+                [nodes[i].node.node_id for i in missing]), "store")
         if missing:
             texts = self._to_embed(nodes, missing)
             new = self._vectors.to_embed(texts)
@@ -224,10 +253,9 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                               ) -> CandidatePool[NodeWithScore]:
         """:meth:`candidate_pool` with the store's and the embed model's async calls."""
         nodes, vectors, missing = self._start(nodes)
-        reader = self._store_reader()
-        if missing and reader is not None:
-            missing = self._put(vectors, missing, await reader[1]([nodes[i].node.node_id
-                                                                   for i in missing]), "store")
+        if missing and self.vector_store is not None:
+            missing = self._put(vectors, missing, await self._aread_store(
+                [nodes[i].node.node_id for i in missing]), "store")
         if missing:
             texts = self._to_embed(nodes, missing)
             new = self._vectors.to_embed(texts)
@@ -240,50 +268,71 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
 
     # -- postprocessing ------------------------------------------------------------------------
 
-    def _budget(self, nodes: list) -> int:
-        return self._options.budget(max(len(nodes), 1))
-
-    def _native(self, nodes: list, query_bundle: Optional[QueryBundle]) -> Optional[list]:
-        """The first ``k`` nodes when no reordering is possible or asked for, else None."""
-        if self._options.is_native or not nodes:
-            return list(nodes)[: self._budget(nodes)]
-        if query_bundle is None:
+    def _check_query(self, nodes: list, query_bundle: Optional[QueryBundle]) -> None:
+        if query_bundle is None and nodes and not self._reranker.is_native:
             raise ValueError("MemPursuitPostprocessor needs the query (query_bundle= or "
                              "query_str=) to reorder nodes")
-        return None
 
     def _postprocess_nodes(self, nodes: List[NodeWithScore],
                            query_bundle: Optional[QueryBundle] = None) -> List[NodeWithScore]:
-        k = self._budget(nodes)
+        def build(candidates):
+            self._check_query(candidates, query_bundle)
+            return self.candidate_pool(candidates, query_bundle)
 
-        def ours():
-            kept = self._native(nodes, query_bundle)
-            if kept is not None:
-                return kept
-            return self.candidate_pool(nodes, query_bundle).select(self._selector, k).items
-
-        return read_or_native(ours, lambda: list(nodes)[:k], strict=self.strict,
-                              framework="LlamaIndex")
+        return self._reranker.rerank(nodes, build, strict=self.strict)
 
     async def _apostprocess_nodes(self, nodes: List[NodeWithScore],
                                   query_bundle: Optional[QueryBundle] = None
                                   ) -> List[NodeWithScore]:
-        k = self._budget(nodes)
+        async def build(candidates):
+            self._check_query(candidates, query_bundle)
+            return await self.acandidate_pool(candidates, query_bundle)
 
-        async def ours():
-            kept = self._native(nodes, query_bundle)
-            if kept is not None:
-                return kept
-            pool = await self.acandidate_pool(nodes, query_bundle)
-            return pool.select(self._selector, k).items
+        return await self._reranker.arerank(nodes, build, strict=self.strict)
 
-        return await aread_or_native(ours, lambda: list(nodes)[:k], strict=self.strict,
-                                     framework="LlamaIndex")
+
+def _stored_vectors(store: Any, ids: list, store_ids: Optional[Mapping[str, Any]] = None
+                    ) -> Optional[list]:
+    """The stored vectors of node ``ids`` in ``store`` (None where absent), or None when the
+    store cannot read them by id. ``store_ids``: node id -> the store's own id (FAISS)."""
+    from llama_index.core.vector_stores.simple import SimpleVectorStore
+
+    if isinstance(store, SimpleVectorStore):
+        table = store.data.embedding_dict
+        return [table.get(i) for i in ids]
+    name = type(store).__name__
+    if name == "FaissVectorStore":
+        if store_ids is None:  # the node id -> FAISS row map lives in the index
+            return None
+        index = store._faiss_index
+        rows = [store_ids.get(i) for i in ids]
+        return [None if r is None else index.reconstruct(int(r)).tolist() for r in rows]
+    if name == "ChromaVectorStore":
+        got = store._collection.get(ids=list(ids), include=["embeddings"])
+        by_id = dict(zip(got["ids"], got["embeddings"] if got["embeddings"] is not None
+                         else [None] * len(got["ids"])))
+        return [None if by_id.get(i) is None else list(map(float, by_id[i])) for i in ids]
+    try:
+        return _by_id(ids, store.get_nodes(node_ids=ids))
+    except NotImplementedError:
+        return None
+
+
+def _has_async_reader(store: Any) -> bool:
+    """Whether the store's own ``aget_nodes`` reads asynchronously (an async client)."""
+    from llama_index.core.vector_stores.simple import SimpleVectorStore
+
+    if isinstance(store, SimpleVectorStore) or type(store).__name__ in (
+            "FaissVectorStore", "ChromaVectorStore"):
+        return False
+    if getattr(store, "_aclient", True) is None:  # e.g. Qdrant given only a sync client
+        return False
+    return True
 
 
 def _by_id(ids: list, found: list) -> list:
     """The stored vectors of ``found`` nodes in the order of ``ids`` (None where absent)."""
-    by_id = {n.node_id: n.embedding for n in found}
+    by_id = {n.node_id: n.embedding for n in found or []}
     return [by_id.get(i) for i in ids]
 
 

@@ -1,0 +1,84 @@
+"""MemPursuit as a LlamaIndex retriever, for apps that call a retriever rather than a query
+engine (LlamaIndex retrievers do not run ``node_postprocessors``)::
+
+    retriever = MemPursuitRetriever(index.as_retriever(similarity_top_k=200), k=10)
+    nodes = retriever.retrieve("...")          # was index.as_retriever(similarity_top_k=10)
+
+It runs the wrapped retriever (its ``similarity_top_k`` is the pool), then a
+:class:`~mempursuit_llamaindex.MemPursuitPostprocessor` on its nodes, with what the wrapped
+retriever knows: its vector store (stored vectors read by id; FAISS rows through the index's
+id map), its embed model (the one given to the index, not ``Settings``), and the query's
+embedding the retriever computed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from .postprocessor import MemPursuitPostprocessor
+
+__all__ = ["MemPursuitRetriever"]
+
+
+class MemPursuitRetriever(BaseRetriever):
+    """The ``k`` nodes a read policy picks from what ``retriever`` returns.
+
+    Parameters
+    ----------
+    retriever : BaseRetriever
+        The retriever that fetches the pool, e.g. ``index.as_retriever(similarity_top_k=200)``.
+    k, pool, policy, policy_options, strict, metadata_keys
+        As for :class:`MemPursuitPostprocessor`; ``policy="native"`` returns the wrapped
+        retriever's first ``k`` nodes (``index.as_retriever(similarity_top_k=k)``), and so does
+        any failure with ``strict=False`` (one warning).
+    embed_model : BaseEmbedding, optional
+        Default the wrapped retriever's (the index's) embed model.
+    vector_store : BasePydanticVectorStore, optional
+        Default the wrapped retriever's vector store.
+    """
+
+    def __init__(self, retriever: BaseRetriever, *, k: Optional[int] = None,
+                 pool: Optional[int] = None, policy: Any = None,
+                 policy_options: Optional[Mapping[str, Any]] = None,
+                 strict: Optional[bool] = None, embed_model: Any = None,
+                 vector_store: Any = None, metadata_keys: Optional[Mapping[str, str]] = None,
+                 **options: Any):
+        if not isinstance(retriever, BaseRetriever):
+            raise TypeError("MemPursuitRetriever wraps a LlamaIndex retriever, e.g. "
+                            "index.as_retriever(similarity_top_k=200); got "
+                            f"{type(retriever).__name__}")
+        self.retriever = retriever
+        index = getattr(retriever, "_index", None)
+        self.postprocessor = MemPursuitPostprocessor(
+            k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict,
+            embed_model=embed_model if embed_model is not None else getattr(
+                retriever, "_embed_model", None),
+            vector_store=vector_store if vector_store is not None else getattr(
+                retriever, "_vector_store", None),
+            metadata_keys=metadata_keys, **options)
+        if vector_store is None and index is not None and hasattr(index, "index_struct"):
+            self.postprocessor._store_ids = lambda: _store_ids(index)
+        super().__init__(callback_manager=getattr(retriever, "callback_manager", None),
+                         verbose=getattr(retriever, "_verbose", False))
+
+    @property
+    def vector_sources(self) -> Dict[str, int]:
+        """How many node vectors came from each source so far (see the postprocessor)."""
+        return self.postprocessor.vector_sources
+
+    def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        nodes = self.retriever.retrieve(query_bundle)  # sets query_bundle.embedding
+        return self.postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        nodes = await self.retriever.aretrieve(query_bundle)
+        return await self.postprocessor.apostprocess_nodes(nodes, query_bundle=query_bundle)
+
+
+def _store_ids(index: Any) -> Dict[str, Any]:
+    """node id -> the vector store's own id, from the index's struct (FAISS rows)."""
+    nodes = getattr(index.index_struct, "nodes_dict", None) or {}
+    return {node_id: store_id for store_id, node_id in nodes.items()}

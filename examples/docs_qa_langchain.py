@@ -1,0 +1,74 @@
+"""Doc QA with LangChain and MemPursuit: a two-file question over a small handbook, offline.
+
+``examples/data/handbook/`` is a fictional company's handbook, 13 short Markdown files, one
+LangChain ``Document`` per paragraph (``source`` metadata, as LangChain's loaders set it), in an
+``InMemoryVectorStore`` with the packaged all-MiniLM-L6-v2 (int8 ONNX) as ``Embeddings``
+through ``MemPursuitEmbeddings``; no LLM, no download; it runs in seconds.
+
+The question needs two files: three of them say that the Travel Desk books trips over 500
+euros, and only ``travel-desk.md`` (which they name) gives the phone extension. LangChain's own
+top 3 are that rule (``expense-claims.md``), hotel costs and benefits: no extension. The
+default read policy, choosing 3 of the store's top 200, keeps the rule and ``travel-desk.md``.
+It prints, for each retriever, the file and text of its 3 documents
+and whether the answer's extension (4410) is among them::
+
+    LangChain alone (k=3): extension 4410 found: False
+    MemPursuitRetriever (top 200 -> 3): extension 4410 found: True
+    compressor (top 200 -> 3): extension 4410 found: True
+
+Run it::
+
+    pip install "mempursuit[langchain]" langchain-classic
+    python examples/docs_qa_langchain.py
+
+The swaps::
+
+    MemPursuitRetriever(vectorstore=store, k=3)   # was store.as_retriever(search_kwargs={"k": 3})
+    ContextualCompressionRetriever(base_compressor=MemPursuitCompressor(k=3, vector_store=store),
+                                   base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+"""
+
+from pathlib import Path
+
+from langchain_classic.retrievers import ContextualCompressionRetriever
+from langchain_core.documents import Document
+from langchain_core.vectorstores import InMemoryVectorStore
+
+from mempursuit_langchain import MemPursuitCompressor, MemPursuitEmbeddings, MemPursuitRetriever
+
+HANDBOOK = Path(__file__).resolve().parent / "data" / "handbook"
+QUESTION = "Who books a 900 euro trip to Oslo, and what is their phone extension?"
+K = 3
+
+
+def load_handbook() -> list[Document]:
+    """One Document per paragraph (the headings left out), with its file as ``source``."""
+    docs = []
+    for path in sorted(HANDBOOK.glob("*.md")):
+        for para in path.read_text(encoding="utf-8").split("\n\n"):
+            para = para.strip()
+            if para and not para.startswith("#"):
+                docs.append(Document(page_content=para, metadata={"source": str(path)}))
+    return docs
+
+
+def main() -> None:
+    store = InMemoryVectorStore(MemPursuitEmbeddings())
+    store.add_documents(load_handbook())
+    retrievers = {
+        f"LangChain alone (k={K})": store.as_retriever(search_kwargs={"k": K}),
+        f"MemPursuitRetriever (top 200 -> {K})": MemPursuitRetriever(vectorstore=store, k=K),
+        f"compressor (top 200 -> {K})": ContextualCompressionRetriever(
+            base_compressor=MemPursuitCompressor(k=K, vector_store=store),
+            base_retriever=store.as_retriever(search_kwargs={"k": 200})),
+    }
+    print(QUESTION)
+    for name, retriever in retrievers.items():
+        docs = retriever.invoke(QUESTION)
+        print(f"\n{name}: extension 4410 found: {any('4410' in d.page_content for d in docs)}")
+        for d in docs:
+            print(f"  [{Path(d.metadata['source']).name}] {d.page_content}")
+
+
+if __name__ == "__main__":
+    main()

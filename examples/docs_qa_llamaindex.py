@@ -1,0 +1,74 @@
+"""Doc QA with LlamaIndex and MemPursuit: a two-file question over a small handbook, offline.
+
+``examples/data/handbook/`` is a fictional company's handbook, 13 short Markdown files, one
+LlamaIndex ``Document`` per paragraph (``file_name`` / ``file_path`` metadata, as
+``SimpleDirectoryReader`` sets them). The packaged all-MiniLM-L6-v2 (int8 ONNX) is the index's
+embed model through ``MemPursuitEmbedding``; no LLM, no download; it runs in seconds.
+
+The question needs two files: three of them say that the Travel Desk books trips over 500
+euros, and only ``travel-desk.md`` (which they name) gives the phone extension. LlamaIndex's own
+top 3 are that rule (``expense-claims.md``), hotel costs and benefits: no extension. The default
+read policy, choosing 3 of LlamaIndex's top 200, keeps the rule and ``travel-desk.md``. It
+prints, for each retriever, the file and text of its 3 chunks and whether the answer's
+extension (4410) is among them::
+
+    LlamaIndex alone (similarity_top_k=3): extension 4410 found: False
+    with MemPursuit (top 200 -> 3): extension 4410 found: True
+
+Run it::
+
+    pip install "mempursuit[llamaindex]"
+    python examples/docs_qa_llamaindex.py
+
+The swap for an app that calls a retriever (retrievers do not run ``node_postprocessors``)::
+
+    MemPursuitRetriever(index.as_retriever(similarity_top_k=200), k=3)
+    # was index.as_retriever(similarity_top_k=3)
+
+and for a query engine::
+
+    index.as_query_engine(similarity_top_k=200, node_postprocessors=[MemPursuitPostprocessor(k=3)])
+"""
+
+from pathlib import Path
+
+from llama_index.core import Document, VectorStoreIndex
+
+from mempursuit_llamaindex import MemPursuitEmbedding, MemPursuitRetriever
+
+HANDBOOK = Path(__file__).resolve().parent / "data" / "handbook"
+QUESTION = "Who books a 900 euro trip to Oslo, and what is their phone extension?"
+K = 3
+
+
+def load_handbook() -> list[Document]:
+    """One Document per paragraph (the headings left out), with its file's name and path."""
+    docs = []
+    for path in sorted(HANDBOOK.glob("*.md")):
+        for para in path.read_text(encoding="utf-8").split("\n\n"):
+            para = para.strip()
+            if para and not para.startswith("#"):
+                docs.append(Document(text=para,
+                                     metadata={"file_name": path.name, "file_path": str(path)},
+                                     excluded_embed_metadata_keys=["file_name", "file_path"]))
+    return docs
+
+
+def show(name: str, nodes) -> None:
+    found = any("4410" in n.node.get_content() for n in nodes)
+    print(f"\n{name}: extension 4410 found: {found}")
+    for n in nodes:
+        print(f"  [{n.node.metadata['file_name']}] {n.node.get_content()}")
+
+
+def main() -> None:
+    index = VectorStoreIndex.from_documents(load_handbook(), embed_model=MemPursuitEmbedding())
+    print(QUESTION)
+    show(f"LlamaIndex alone (similarity_top_k={K})",
+         index.as_retriever(similarity_top_k=K).retrieve(QUESTION))
+    ours = MemPursuitRetriever(index.as_retriever(similarity_top_k=200), k=K)
+    show(f"with MemPursuit (top 200 -> {K})", ours.retrieve(QUESTION))
+
+
+if __name__ == "__main__":
+    main()
