@@ -8,7 +8,9 @@ through ``MemPursuitEmbeddings``; no LLM, no download; it runs in seconds.
 The question needs two files: three of them say that the Travel Desk books trips over 500
 euros, and only ``travel-desk.md`` (which they name) gives the phone extension. LangChain's own
 top 3 are that rule (``expense-claims.md``), hotel costs and benefits: no extension. The
-default read policy, choosing 3 of the store's top 200, keeps the rule and ``travel-desk.md``.
+default read policy, choosing 3 of the store's top 200, keeps the rule and ``travel-desk.md``: the
+documents' file names are their titles, and once the rule's chunk is picked, the file it
+names (the Travel Desk) is raised (the default's ``bridge``).
 It prints, for each retriever, the file and text of its 3 documents
 and whether the answer's extension (4410) is among them::
 

@@ -8,7 +8,9 @@ embed model through ``MemPursuitEmbedding``; no LLM, no download; it runs in sec
 The question needs two files: three of them say that the Travel Desk books trips over 500
 euros, and only ``travel-desk.md`` (which they name) gives the phone extension. LlamaIndex's own
 top 3 are that rule (``expense-claims.md``), hotel costs and benefits: no extension. The default
-read policy, choosing 3 of LlamaIndex's top 200, keeps the rule and ``travel-desk.md``. It
+read policy, choosing 3 of LlamaIndex's top 200, keeps the rule and ``travel-desk.md``: the
+documents' file names are their titles, and once the rule's chunk is picked, the file it
+names (the Travel Desk) is raised (the default's ``bridge``). It
 prints, for each retriever, the file and text of its 3 chunks and whether the answer's
 extension (4410) is among them::
 
