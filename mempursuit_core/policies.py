@@ -374,9 +374,10 @@ class CenteredFusion(PoolSelector):
         Following what the evidence names: once a memory is picked, the memories whose title
         its text names (:class:`mempursuit_core.links.TitleLinks`) gain ``bridge / sqrt(n)``,
         ``n`` the number of distinct titles it names, and the memories whose text names its
-        title gain half as much (``bridge / 2 / sqrt(n)``, ``n`` their distinct titles). It finds the second hop of a question
-        that names only the first ("where did the performer of song X die?": X's passage names
-        the performer, whose own passage never matches the question). No change without the
+        title gain half as much (``bridge / 2 / sqrt(n)``, ``n`` their distinct titles). It
+        finds the second hop of a question that names only the first ("where did the performer
+        of song X die?": X's passage names the performer, whose own passage never matches the
+        question). No change without the
         ``"titles"`` and ``"texts"`` signals.
     gamma : float, default 0
         With ``gamma > 0`` the fused order is the prior of ``experimental/pursuit-rank`` on the
