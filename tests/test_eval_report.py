@@ -98,7 +98,7 @@ def test_mem0s_own_chatter_stays_out_of_a_run(tmp_path, monkeypatch, caplog, cap
     Mem0's logger is restored afterwards."""
     import logging
 
-    import mempursuit_eval.runner as runner
+    import mempursuit_eval.stages as stages
     from mempursuit_eval.store import PlainStore
 
     class Chatty(PlainStore):
@@ -109,7 +109,8 @@ def test_mem0s_own_chatter_stays_out_of_a_run(tmp_path, monkeypatch, caplog, cap
             logging.getLogger("mem0.memory.main").warning("Resetting all memories")
             return super().build(*a, **kw)
 
-    monkeypatch.setattr(runner, "build_backend", lambda *a, **kw: Chatty())
+    # open_store builds the store through stages.build_backend: the stand-in needs no Mem0
+    monkeypatch.setattr(stages, "build_backend", lambda *a, **kw: Chatty())
     before = logging.getLogger("mem0").level
     with caplog.at_level(logging.INFO):
         _run(tmp_path, (1, 2), framework="mem0")
