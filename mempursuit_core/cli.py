@@ -192,8 +192,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mempursuit {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"mempursuit {args.command}: interrupted (what was cached so far is kept; run the "
-              "same command again to resume from it)", file=sys.stderr)
+        if getattr(args, "no_cache", True):  # --no-cache, or a command that caches nothing
+            print(f"mempursuit {args.command}: interrupted", file=sys.stderr)
+        else:
+            print(f"mempursuit {args.command}: interrupted (the texts embedded so far are cached: "
+                  "run the same command again to embed only the rest)", file=sys.stderr)
         if argv is None:  # the command line: exit now, not after requests still in flight
             sys.stdout.flush()
             sys.stderr.flush()
