@@ -57,7 +57,7 @@ class ReadOptions:
 
             known = list_selector_factories()  # a misspelt name fails here, not at the first read
             if self.policy not in known:
-                raise UnknownNameError("policy", self.policy, list(known))
+                raise UnknownNameError("selector", self.policy, list(known))
         elif not callable(getattr(self.policy, "select", None)):
             raise TypeError(f"policy must be a selector name or a selector, got {self.policy!r}")
         if not isinstance(self.policy_options, Mapping):
