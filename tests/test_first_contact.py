@@ -86,6 +86,18 @@ def test_no_questions_selected_names_the_data_file(tmp_path):
     assert str(data) in str(info.value)
 
 
+def test_questions_about_a_group_with_no_units_name_the_data_file(tmp_path):
+    data = [sample("conv-1"), sample("conv-2")]
+    for key in [k for k in data[1]["conversation"] if k.startswith("session_")]:
+        del data[1]["conversation"][key]  # conv-2 keeps its questions, loses every turn
+    path = tmp_path / "locomo10.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"questions ask groups with no units: \['conv-2'\]") as info:
+        run_eval(dataset="locomo", data=str(path), embedder=HashEmbedder(), k=(1,), pool=4,
+                 no_cache=True, progress=False)
+    assert str(path) in str(info.value)
+
+
 def test_a_bad_thread_count_in_the_environment_names_the_variable(monkeypatch):
     from mempursuit_core import select_batch
 
