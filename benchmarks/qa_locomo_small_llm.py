@@ -349,6 +349,27 @@ def _command(argv: list[str]) -> str:
     return " ".join(out)
 
 
+#: Options whose value is a path on the machine that ran the benchmark: the docs show the file's
+#: name (a copy of the benchmark file, the GGUF) or a placeholder (a cache folder).
+_MACHINE_PATHS = {"--data": None, "--gguf": None, "--cache-dir": "CACHE_DIR"}
+
+
+def shown_command(command: str) -> str:
+    """A recorded command line as the docs show it, without the paths of the machine it ran on:
+    ``--data ../shared/data/locomo/locomo10.json --gguf /x/m.gguf --cache-dir /y`` becomes
+    ``--data locomo10.json --gguf m.gguf --cache-dir CACHE_DIR``."""
+    parts, out = command.split(), []
+    for i, a in enumerate(parts):
+        opt, eq, value = a.partition("=")
+        if eq and opt in _MACHINE_PATHS:
+            out.append(f"{opt}={_MACHINE_PATHS[opt] or Path(value).name}")
+        elif i and parts[i - 1] in _MACHINE_PATHS and not a.startswith("--"):
+            out.append(_MACHINE_PATHS[parts[i - 1]] or Path(a).name)
+        else:
+            out.append(a)
+    return " ".join(out)
+
+
 def results_section(rep: dict, source: str = "benchmarks/results/qa_locomo_small_llm.json",
                     heading: str = "## End-to-end QA through a small local LLM") -> list[str]:
     """The docs/results.md section (markdown lines) for a report written by this script to
@@ -357,7 +378,8 @@ def results_section(rep: dict, source: str = "benchmarks/results/qa_locomo_small
     cats = ", ".join(f"{n} {c}" for c, n in sorted(rep["sample_by_category"].items()))
     lines = [
         heading, "",
-        f"`python benchmarks/qa_locomo_small_llm.py {rep.get('command', '')}` wrote "
+        f"`python benchmarks/qa_locomo_small_llm.py {shown_command(rep.get('command', ''))}` "
+        "wrote "
         f"`{source}`. LoCoMo, a stratified sample fixed before "
         f"any result (seed {rep['seed']}: {rep['sample_rule']}): {rep['n']} questions ({cats}). "
         f"Store: {rep['store']}; K={rep['k']}. "

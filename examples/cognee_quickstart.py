@@ -8,8 +8,8 @@ and others) to cognee on its default embedded stores (SQLite, LanceDB, the Ladyb
 temporary directory, as chunks (cognee's own add, classify and chunk tasks, and
 ``add_data_points``; no LLM, so no ``cognify`` graph extraction), with the packaged
 all-MiniLM-L6-v2 (int8 ONNX, offline) as cognee's embedding engine. It then compares cognee's own
-top 3 chunks with those of the read policy (here the paper's rule, ``policy="mempursuit"``; the
-default policy needs no argument). The swap is one line, before searching::
+top 3 chunks with those of the default read policy (and, named as a reproduction, the paper's
+rule, ``policy="mempursuit"``). The swap is one line, before searching::
 
     use_mempursuit()
 
@@ -59,15 +59,21 @@ async def main() -> None:
                Task(add_data_points)], dataset="priya")
 
     native = await cognee.search(QUESTION, query_type=cognee.SearchType.CHUNKS, top_k=3)
-    use_mempursuit(policy="mempursuit")  # the one line (the paper's rule)
+    use_mempursuit()  # the one line: the default read policy
     ours = await cognee.search(QUESTION, query_type=cognee.SearchType.CHUNKS, top_k=3)
+    # the paper's rule (MemPursuit, arXiv 2610.15642), named: a reproduction, not the default
+    use_mempursuit(policy="mempursuit")
+    paper = await cognee.search(QUESTION, query_type=cognee.SearchType.CHUNKS, top_k=3)
 
     print(f"Q: {QUESTION}\n")
     print("cognee's own top 3:")
     for chunk in native:
         print(f"  {chunk['text']}")
-    print("\nMemPursuit's 3 (from cognee's top 200 chunks):")
+    print("\nMemPursuit's 3 (the default policy, from cognee's top 200 chunks):")
     for chunk in ours:
+        print(f"  {chunk['text']}")
+    print('\nthe paper\'s rule, policy="mempursuit" (a reproduction of the paper, not the default):')
+    for chunk in paper:
         print(f"  {chunk['text']}")
 
 

@@ -5,9 +5,9 @@
 
 Writes a few memories (three paraphrases of one fact, the fact that complements it, and others)
 into a LangGraph ``InMemoryStore`` whose embedding function is the packaged all-MiniLM-L6-v2
-(int8 ONNX, offline). It then compares the store's own top 3 with the wrapped store's. The swap is
-one line, before ``builder.compile(store=store)`` or ``create_search_memory_tool(...,
-store=store)``::
+(int8 ONNX, offline). It then compares the store's own top 3 with the wrapped store's under the
+default read policy (and, named as a reproduction, the paper's rule). The swap is one line,
+before ``builder.compile(store=store)`` or ``create_search_memory_tool(..., store=store)``::
 
     store = MemPursuitStore(store)
 
@@ -39,13 +39,18 @@ for key, text in memories.items():
 
 question = "When does Priya start work at the hospital?"
 native = store.search(ns, query=question, limit=3)
-wrapped = MemPursuitStore(store, policy="mempursuit")  # the one line (here the paper's rule)
+wrapped = MemPursuitStore(store)  # the one line: the default read policy
 ours = wrapped.search(ns, query=question, limit=3)
+# the paper's rule (MemPursuit, arXiv 2610.15642), named: a reproduction, not the default
+paper = MemPursuitStore(store, policy="mempursuit").search(ns, query=question, limit=3)
 
 print(f"Q: {question}\n")
 print("the store's own top 3:")
 for item in native:
     print(f"  {item.key:<7} {item.value['text']}")
-print("\nMemPursuitStore's 3 (from the store's top 200):")
+print("\nMemPursuitStore's 3 (the default policy, from the store's top 200):")
 for item in ours:
+    print(f"  {item.key:<7} {item.value['text']}")
+print('\nthe paper\'s rule, policy="mempursuit" (a reproduction of the paper, not the default):')
+for item in paper:
     print(f"  {item.key:<7} {item.value['text']}")

@@ -502,6 +502,13 @@ DAMAGE = {
     "fewer documents than vectors": (lambda f: _edit_manifest(f, lambda m: {**m, "documents": m["documents"][:-1]}),
                                      "manifest.json 48 documents of dimension 32"),
     "non-finite vectors": (_nan_index, "non-finite vectors"),
+    # issue 47: a document's text edited in place, every shape intact (the index checks pass)
+    "edited document text": (lambda f: _edit_manifest(f, lambda m: {**m, "documents": [
+        [d[0], d[1] + " (edited)", d[2]] if i == 0 else d for i, d in enumerate(m["documents"])]}),
+        "manifest.json's documents were edited"),
+    "manifest without documents_sha256": (
+        lambda f: _edit_manifest(f, lambda m: {k: v for k, v in m.items() if k != "documents_sha256"}),
+        "manifest.json has no 'documents_sha256'"),
 }
 
 

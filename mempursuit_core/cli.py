@@ -18,6 +18,7 @@ def _cmd_adapters(args) -> int:
     if args.json:
         print(json.dumps({n: {"framework": s.framework, "installed": s.framework_installed(),
                               "extra": s.extra, "install": s.hint, "summary": s.summary,
+                              "swap": s.swap, "docs": s.docs,
                               "plugin": found[n][1], "distribution": found[n][2]}
                           for n, s in sorted(adapters.items())}, indent=2))
         return 0
@@ -32,7 +33,9 @@ def _cmd_adapters(args) -> int:
         installed = spec.framework_installed()
         print(f"{name:<{width}}  {spec.framework}: {'installed' if installed else 'not installed'}")
         origin = f"from {found[name][2]} (plugin {found[name][1]!r})"
-        for text in ([spec.summary] if spec.summary else []) + [origin] + (
+        for text in ([spec.summary] if spec.summary else []) + (
+                [f"swap: {spec.swap}"] if spec.swap else []) + (
+                [f"docs: {spec.docs}"] if spec.docs else []) + [origin] + (
                 [] if installed else [f"install: {spec.hint}"]):
             print(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent + "  "))
     return 0
@@ -131,7 +134,20 @@ class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line naming the problem and pointing at
     ``--help`` (exit status 2), instead of the usage block followed by the error."""
 
+    def __init__(self, *args, **kwargs):
+        # no abbreviations: `--policy x` must not be read as `--policy-opt x`
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):
+        import re
+
+        from .plugins import did_you_mean
+
+        m = re.search(r"invalid choice: '?([^'\s]*)'? \(choose from (.*)\)", message)
+        if m:  # a misspelt --dataset / --units / command: the closest name
+            choices = [c.strip(" '\"") for c in m.group(2).split(",")]
+            message += did_you_mean(m.group(1), choices)
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
@@ -192,8 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mempursuit {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"mempursuit {args.command}: interrupted (what was cached so far is kept; run the "
-              "same command again to resume from it)", file=sys.stderr)
+        if getattr(args, "no_cache", True):  # --no-cache, or a command that caches nothing
+            print(f"mempursuit {args.command}: interrupted", file=sys.stderr)
+        else:
+            print(f"mempursuit {args.command}: interrupted (the texts embedded so far are cached: "
+                  "run the same command again to embed only the rest)", file=sys.stderr)
         if argv is None:  # the command line: exit now, not after requests still in flight
             sys.stdout.flush()
             sys.stderr.flush()

@@ -79,7 +79,16 @@ class UnknownNameError(KeyError):
         super().__init__(name)
 
     def __str__(self) -> str:
-        return f"unknown {self.kind} {self.name!r}; registered: {', '.join(self.known) or '(none)'}"
+        return (f"unknown {self.kind} {self.name!r}{did_you_mean(self.name, self.known)}; "
+                f"registered: {', '.join(self.known) or '(none)'}")
+
+
+def did_you_mean(name: str, known) -> str:
+    """``" (did you mean 'x'?)"`` for the closest of ``known`` to a misspelt ``name``, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class AdapterNotInstalledError(ImportError):
@@ -104,6 +113,10 @@ class AdapterSpec:
         One line for ``mempursuit adapters``.
     install_hint : str or None
         Overrides the default ``pip install "mempursuit[extra]"`` hint.
+    swap : str
+        The one-line swap a user writes (``mempursuit adapters`` prints it).
+    docs : str
+        Where the adapter is documented (a path in the repository or a URL).
     """
 
     name: str
@@ -112,6 +125,8 @@ class AdapterSpec:
     extra: str | None = None
     summary: str = ""
     install_hint: str | None = None
+    swap: str = ""
+    docs: str = ""
 
     @property
     def hint(self) -> str:

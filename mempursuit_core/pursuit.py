@@ -313,7 +313,7 @@ def select_batch(
     stop = np.zeros(B, dtype=np.int64)
     bad = np.full(B, -1, dtype=np.int64)
     if threads is None and os.environ.get("MEMPURSUIT_THREADS"):
-        threads = int(os.environ["MEMPURSUIT_THREADS"])
+        threads = _env_threads(os.environ["MEMPURSUIT_THREADS"])
     with _parallel_section(), _numba_threads(threads):
         _kernel._pursuit_batch(
             pool_list, Q, n, opts.ridge, opts.adaptive, opts.tau, opts.patience,
@@ -381,6 +381,18 @@ def _parallel_section():
             yield
     else:
         yield
+
+
+def _env_threads(value: str) -> int:
+    """``MEMPURSUIT_THREADS`` as a thread count, or one line naming the variable."""
+    try:
+        threads = int(value.strip())
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"MEMPURSUIT_THREADS={value!r}: expected a whole number of threads "
+                         ">= 1; unset it to use every core")
+    return threads
 
 
 @contextmanager

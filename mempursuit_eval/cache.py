@@ -205,7 +205,8 @@ class CachedEmbedder:
     inner : Embedder
     cache_dir : path or None
     chunk : int
-        New vectors are persisted every ``chunk`` texts, so an interrupted run keeps its work.
+        New vectors are persisted every ``chunk`` texts, and every finished batch when a run is
+        interrupted, so a rerun embeds only what was not embedded.
     """
 
     def __init__(self, inner, cache_dir: str | os.PathLike | None = None, *, chunk: int = 2048):
@@ -262,17 +263,39 @@ class CachedEmbedder:
         return out
 
     def _fill(self, todo: dict[bytes, str], progress, batch_size: int) -> None:
-        """Embed the texts not in the cache (``{key: text}``) and add them to it."""
-        items = list(todo.items())
-        for start in range(0, len(items), self.chunk):
-            part = items[start : start + self.chunk]
-            ptexts = [t for _, t in part]
-            vecs = encode_with_progress(self.inner, ptexts, progress, batch_size=batch_size)
-            vecs = np.asarray(vecs, dtype=np.float32)
-            if vecs.ndim != 2 or vecs.shape[0] != len(ptexts):
-                raise ValueError(f"embedder {self.name!r} returned shape {vecs.shape} for "
-                                 f"{len(ptexts)} texts")
-            self.cache.add([k for k, _ in part], vecs, persist=self.persist)
+        """Embed the texts not in the cache (``{key: text}``) and add them to it.
+
+        The embedder is called one batch (``batch_size`` texts) at a time, shortest texts first
+        (the packaged embedder pads a batch to its longest text); the vectors are persisted every
+        ``chunk`` texts and, when the run stops early (Ctrl-C, an error), for every batch that
+        was finished, so a rerun embeds only what was not (at most one batch is lost).
+        """
+        items = sorted(todo.items(), key=lambda kv: len(kv[1]))
+        step = max(1, int(batch_size))
+        keys: list[bytes] = []
+        blocks: list[np.ndarray] = []
+
+        def flush() -> None:
+            if keys:
+                self.cache.add(keys, np.concatenate(blocks), persist=self.persist)
+                keys.clear()
+                blocks.clear()
+
+        try:
+            for start in range(0, len(items), step):
+                part = items[start : start + step]
+                ptexts = [t for _, t in part]
+                vecs = encode_with_progress(self.inner, ptexts, progress, batch_size=step)
+                vecs = np.asarray(vecs, dtype=np.float32)
+                if vecs.ndim != 2 or vecs.shape[0] != len(ptexts):
+                    raise ValueError(f"embedder {self.name!r} returned shape {vecs.shape} for "
+                                     f"{len(ptexts)} texts")
+                keys.extend(k for k, _ in part)
+                blocks.append(vecs)
+                if len(keys) >= self.chunk:
+                    flush()
+        finally:  # also on KeyboardInterrupt: the finished batches are kept
+            flush()
 
     def __repr__(self) -> str:
         return f"<CachedEmbedder {self.name!r} cached={len(self.cache)}>"

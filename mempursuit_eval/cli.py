@@ -221,4 +221,14 @@ def run_eval(args) -> int:
         md = markdown_report(summary)
         # The tables only (config lines and notes are in summary.md).
         print(md.split("## Time (s)")[0].rstrip())
+    qa = summary.get("qa") or {}
+    if qa.get("answers") and qa.get("failed_answers") == qa["answers"]:
+        # a QA run without a single answer measured nothing: fail, saying why
+        fails = ", ".join(f"{n} {k}" for k, n in sorted((qa.get("failures") or {})
+                                                          .get("answer", {}).items()))
+        print(f"mempursuit eval: no QA answer at all: every one of {qa['answers']} answerer "
+              f"requests failed ({fails or 'no reply'}); check --answerer-url "
+              f"{qa.get('answerer_url')} and --model {qa.get('model')} (the retrieval results "
+              "are written)", file=sys.stderr)
+        return 1
     return 0

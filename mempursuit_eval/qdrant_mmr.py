@@ -7,11 +7,12 @@ a cosine collection and the order is Qdrant's answer to an MMR query with
 ``candidates_limit = P``, ``limit = K``. On a dense pool that is what the database returns for
 the whole store with ``candidates_limit=P``. Two engines:
 
-* ``engine="edge"`` (default): Qdrant Edge (``pip install qdrant-edge-py``), Qdrant's own Rust
-  engine in process (segments, the same query planner and MMR as the server), one shard in a
-  temporary directory: ``Mmr(vector, lambda_=1 - diversity, candidates_limit=P)``;
+* ``engine="edge"`` (default): Qdrant Edge (``qdrant-edge-py``, in the ``[eval]`` extra),
+  Qdrant's own Rust engine in process (segments, the same query planner and MMR as the server),
+  one shard in a temporary directory: ``Mmr(vector, lambda_=1 - diversity, candidates_limit=P)``;
 * ``engine="local"``: qdrant-client's local mode (pure Python, the client's re-implementation
-  of the server's query): ``NearestQuery(nearest=q, mmr=Mmr(diversity, candidates_limit=P))``.
+  of the server's query; ``pip install qdrant-client``, which ``[mem0]`` and ``[lightmem]``
+  bring): ``NearestQuery(nearest=q, mmr=Mmr(diversity, candidates_limit=P))``.
 
 PyPI ships no Qdrant server binary; Qdrant Edge is the server's engine as a library.
 """
@@ -53,12 +54,14 @@ class QdrantMMRSelector(PoolSelector):
             raise ValueError(f"diversity must be in [0, 1], got {diversity}")
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-        if engine == "edge":
-            try:
-                import qdrant_edge  # noqa: F401
-            except ImportError:
-                raise ValueError("qdrant-mmr with engine=edge needs Qdrant Edge: pip install "
-                                 "qdrant-edge-py (or qdrant-mmr:engine=local)") from None
+        # each engine's package is checked here, so a missing one is one line before any pool
+        module, install = (("qdrant_edge", 'pip install "mempursuit[eval]" (qdrant-edge-py)')
+                           if engine == "edge" else ("qdrant_client", "pip install qdrant-client"))
+        try:
+            __import__(module)
+        except ImportError:
+            raise ValueError(f"qdrant-mmr with engine={engine} needs {module}, which is not "
+                             f"installed: {install}") from None
         self.diversity = float(diversity)
         self.engine = engine
         self._client = None

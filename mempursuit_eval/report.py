@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["write_outputs", "check_out_dir", "markdown_report", "plot_report"]
+__all__ = ["write_outputs", "check_out_dir", "markdown_report", "plot_report", "verdict"]
 
 
 def _clean(x: Any) -> Any:
@@ -53,6 +53,10 @@ def _p(v: float | None) -> str:
     return "<1e-4" if v < 1e-4 else f"{v:.3g}"
 
 
+def _significant(st: dict | None) -> bool:
+    return bool(st) and st.get("p_value") is not None and st["p_value"] < SIGNIFICANT
+
+
 def _counts(counts: dict) -> str:
     return ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
 
@@ -82,17 +86,65 @@ def legend(summary: dict) -> list[str]:
         + "; *wins / losses*: questions where the policy does better / worse; *p* and *test*: "
         "exact two-sided test on the questions that differ, McNemar's for 0/1 metrics "
         "(coverage, QA) and the sign test for recall; p < 0.05 is significant at the usual "
-        "level.",
+        "level, and such differences are in **bold**.",
     ]
 
 
+def _data_name(s: dict) -> str:
+    """The dataset and the file it was read from (its name only), e.g. ``locomo (dialogue.json)``."""
+    src = s.get("source")
+    return f"{s['dataset']} ({Path(str(src)).name})" if src else s["dataset"]
+
+
+SIGNIFICANT = 0.05  # exact two-sided p below this: bold in the tables, named in the verdict
+
+#: The levels the verdict reports, by the key of their paired statistics.
+VERDICT_METRICS = (("turn_coverage", "turn coverage"), ("complete_coverage", "session coverage"),
+                   ("qa_accuracy", "QA accuracy"))
+
+
+def verdict(summary: dict) -> str | None:
+    """One sentence saying what changed: the default policy (or the first one run beside the
+    baseline) against it at the smallest K, each level's coverage before -> after (difference in
+    points, exact p, or n.s.), the level with the smallest p first. None when only the baseline ran.
+    """
+    from mempursuit_core import DEFAULT_POLICY
+
+    paired = summary.get("paired") or {}
+    if not paired:
+        return None
+    policy = DEFAULT_POLICY if DEFAULT_POLICY in paired else next(iter(paired))
+    k = min(paired[policy], key=int)
+    overall = paired[policy][k]["overall"]
+    parts = []
+    for key, label in VERDICT_METRICS:
+        st = overall.get(key)
+        if not st or st.get("baseline") is None or st.get("policy") is None:
+            continue
+        p = st.get("p_value")
+        sig = p is not None and p < SIGNIFICANT
+        parts.append((p if p is not None else 1.0, -abs(st["diff"]),
+                      f"{label} {st['baseline']:.1f} → {st['policy']:.1f} "
+                      f"({st['diff']:+.1f}, " + (f"p = {_p(p)}" if sig else "n.s.") + ")"))
+    if not parts:
+        return None
+    name = f"{policy} (the default)" if policy == DEFAULT_POLICY else policy
+    others = [p for p in paired if p != policy]
+    more = f"; {', '.join(others)}: in the tables below" if others else ""
+    return (f"{name} vs {summary.get('baseline', 'native')} at K={k}, {_data_name(summary)}: "
+            + "; ".join(t for _, _, t in sorted(parts)) + more + ".")
+
+
 def markdown_report(summary: dict) -> str:
-    """The summary as markdown tables (what the README results tables are cut from)."""
+    """The summary as markdown tables (what the README results tables are cut from); the line
+    under the title is :func:`verdict`."""
     s = summary
     store = s["framework"] + (f" ({s['native_order']} native order)" if s.get("native_order") else "")
+    line = verdict(s)
     lines = [
-        f"# mempursuit eval: {s['dataset']}",
+        f"# mempursuit eval: {_data_name(s)}",
         "",
+        *([f"**{line}**", ""] if line else []),
         *legend(s),
         "",
         *[f"**Warning:** {w}" for w in s.get("warnings") or []],
@@ -137,10 +189,11 @@ def markdown_report(summary: dict) -> str:
         for policy, by_k in s["paired"].items():
             for k, entry in by_k.items():
                 for m, st in entry["overall"].items():
+                    b = "**" if _significant(st) else ""  # bold where significant
                     lines.append(
                         f"| {policy} | {k} | {m} | {_fmt(st['baseline'])} | {_fmt(st['policy'])} | "
-                        f"{st['diff']:+.2f} | [{st['ci_low']:+.2f}, {st['ci_high']:+.2f}] | "
-                        f"{st['wins']} / {st['losses']} | {_p(st['p_value'])} | {st['test']} |")
+                        f"{b}{st['diff']:+.2f}{b} | [{st['ci_low']:+.2f}, {st['ci_high']:+.2f}] | "
+                        f"{st['wins']} / {st['losses']} | {b}{_p(st['p_value'])}{b} | {st['test']} |")
     if any("session_recall_any" in e["overall"] for by_k in s["results"].values()
            for e in by_k.values()):
         lines += ["", "## In LongMemEval's names (%)", "",
@@ -264,10 +317,11 @@ def _qa_lines(s: dict) -> list[str]:
                 continue
             pa = (s["paired"].get(policy) or {}).get(k, {}).get("overall", {})
             acc, cov = pa.get("qa_accuracy"), pa.get("complete_coverage")
+            b = "**" if _significant(acc) else ""
             lines.append(
                 f"| {policy} | {k} | {_fmt(o['qa_accuracy'])} | "
-                + (f"{acc['diff']:+.2f} | [{acc['ci_low']:+.2f}, {acc['ci_high']:+.2f}] | "
-                   f"{_p(acc['p_value'])} | " if acc else "– | – | – | ")
+                + (f"{b}{acc['diff']:+.2f}{b} | [{acc['ci_low']:+.2f}, {acc['ci_high']:+.2f}] | "
+                   f"{b}{_p(acc['p_value'])}{b} | " if acc else "– | – | – | ")
                 + f"{_fmt(o.get('complete_coverage'))} | "
                 + (f"{cov['diff']:+.2f} | {_p(cov['p_value'])} | " if cov else "– | – | ")
                 + f"{o.get('n_qa', '')} | {unparsed_by.get(policy, {}).get(k, '–')} |")
@@ -298,7 +352,7 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
         ax.set_xticklabels([str(k) for k in ks])
         ax.grid(alpha=0.3)
     axes[0].legend()
-    fig.suptitle(f"{s['dataset']}: {s['framework']} store, {_order(s)}, {s['embedder']}, "
+    fig.suptitle(f"{_data_name(s)}: {s['framework']} store, {_order(s)}, {s['embedder']}, "
                  f"P={s['pool']}")
     path = out / "coverage_vs_k.png"
     fig.savefig(path, dpi=120)
@@ -307,31 +361,37 @@ def plot_report(summary: dict, out: Path) -> list[Path]:
 
     cats = s.get("categories") or []
     series = [(p, k) for p in s["paired"] for k in s["paired"][p]]
-    if cats and series:
-        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(cats) + 2), 4), constrained_layout=True)
+    # both levels, session and turn (where the data labels turns): the gain is often in one only
+    levels = [(m, name) for m, name in (("complete_coverage", "session"), ("turn_coverage", "turn"))
+              if any(s["paired"][p][k]["overall"].get(m) for p, k in series)]
+    if cats and series and levels:
+        width_in = max(6, 1.2 * len(cats) + 2)
+        fig, axes = plt.subplots(1, len(levels), figsize=(width_in * len(levels), 4.4),
+                                 constrained_layout=True, squeeze=False)
         width = 0.8 / len(series)
         x = np.arange(len(cats))
-        all_vals: list[float] = []
-        for i, (p, k) in enumerate(series):
-            bc = s["paired"][p][k]["by_category"]
-            vals = [bc.get(c, {}).get("complete_coverage", {}).get("diff", np.nan) for c in cats]
-            bars = ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=f"{p} @K={k}")
-            ax.bar_label(bars, labels=["0" if v == 0 else "" for v in vals], fontsize=7)
-            all_vals.extend(v for v in vals if v is not None and np.isfinite(v))
-        ax.axhline(0, color="black", lw=0.8)
-        ax.set_xticks(x)
-        ax.set_xticklabels(cats, rotation=30, ha="right")
-        ax.set_ylabel("complete coverage gain vs native (pp)")
-        ax.legend(fontsize=8)
-        if not any(all_vals):  # bars of height zero look like an empty or broken chart
-            ax.set_ylim(-1, 1)
-            ax.text(0.5, 0.75, "no difference from native in any category"
-                    + ("" if all_vals else " (nothing to compare)"),
-                    transform=ax.transAxes, ha="center", va="center", fontsize=11,
-                    bbox={"facecolor": "white", "edgecolor": "0.6"})
-        title = (f"{s['dataset']}: per-category gain over the {_order(s)} "
-                 "(session level, complete coverage)")
-        ax.set_title(textwrap.fill(title, max(40, int(fig.get_figwidth() * 11))), fontsize=10)
+        for ax, (metric, level) in zip(axes[0], levels):
+            all_vals: list[float] = []
+            for i, (p, k) in enumerate(series):
+                bc = s["paired"][p][k]["by_category"]
+                vals = [(bc.get(c, {}).get(metric) or {}).get("diff", np.nan) for c in cats]
+                bars = ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=f"{p} @K={k}")
+                ax.bar_label(bars, labels=["0" if v == 0 else "" for v in vals], fontsize=7)
+                all_vals.extend(v for v in vals if v is not None and np.isfinite(v))
+            ax.axhline(0, color="black", lw=0.8)
+            ax.set_xticks(x)
+            ax.set_xticklabels(cats, rotation=30, ha="right")
+            ax.set_ylabel("complete coverage gain vs native (pp)")
+            ax.legend(fontsize=8)
+            if not any(all_vals):  # bars of height zero look like an empty or broken chart
+                ax.set_ylim(-1, 1)
+                ax.text(0.5, 0.75, "no difference from native in any category"
+                        + ("" if all_vals else " (nothing to compare)"),
+                        transform=ax.transAxes, ha="center", va="center", fontsize=11,
+                        bbox={"facecolor": "white", "edgecolor": "0.6"})
+            ax.set_title(f"{level} level: complete coverage gain per category", fontsize=10)
+        title = f"{_data_name(s)}: gain over the {_order(s)}"
+        fig.suptitle(textwrap.fill(title, max(40, int(fig.get_figwidth() * 11))), fontsize=11)
         path = out / "category_gains.png"
         fig.savefig(path, dpi=120)
         plt.close(fig)

@@ -412,7 +412,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
     ds, questions = data.dataset, data.questions
     for note in ds.notes:
         log(f"note: {note[:500]}")
-    log(f"{ds.name}: {len(questions)} questions, {len(ds.units)} {ds.unit_kind} units in "
+    log(f"{ds.name}: {len(questions)} questions, {len(ds.units)} units ({ds.unit_kind}) in "
         f"{len(ds.groups())} group(s)" + (f"; left out: {_describe(data.left_out)}"
                                           if data.left_out else ""))
     t = time.perf_counter()

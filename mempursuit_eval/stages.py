@@ -36,7 +36,8 @@ import numpy as np
 
 from .base import MemoryUnit, Pool
 from .cache import encode_with_progress, safe_filename
-from .datasets import Dataset, Question, default_cache_dir, load_dataset, select_questions
+from .datasets import (Dataset, DatasetFormatError, Question, default_cache_dir, load_dataset,
+                       select_questions)
 from .metrics import (BINARY_METRICS, LONGMEMEVAL_NAMES, PERCENT_METRICS, POOL_METRICS,
                       paired_comparison, pool_metrics, selection_metrics)
 from .progress import Progress
@@ -97,16 +98,24 @@ def load_data(cfg, cache_root: Path | None) -> Data:
 
         full = load_questions_for_store(cfg)
     else:
-        full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
-                            cache_dir=cache_root or default_cache_dir(), download=cfg.download)
+        try:
+            full = load_dataset(cfg.dataset, cfg.data, units=cfg.units,
+                                cache_dir=cache_root or default_cache_dir(), download=cfg.download)
+        except DatasetFormatError as exc:
+            if cfg.data and cfg.dataset != "custom":  # your own file read as a benchmark
+                raise DatasetFormatError(f"{exc}; for your own data pass --dataset custom "
+                                         "(docs/eval-custom-data.md)") from None
+            raise
+    where = full.source or cfg.data or cfg.dataset  # the file the questions came from
     questions = select_questions(full, cfg.categories, cfg.limit, cfg.groups,
                                  splits=getattr(cfg, "split", None))
     if not questions:
-        raise ValueError("no questions selected (check --categories / --groups / --limit)")
+        raise ValueError(f"{where}: no questions selected of {len(full.questions)} "
+                         "(check --categories / --groups / --limit)")
     ds = full.subset(questions)
     missing_groups = sorted({q.group for q in questions} - {u.group for u in ds.units})
     if missing_groups:
-        raise ValueError(f"questions ask groups with no units: {missing_groups[:5]}")
+        raise ValueError(f"{where}: questions ask groups with no units: {missing_groups[:5]}")
     chosen = {q.qid for q in questions}
     splits = getattr(cfg, "split", None)
     splits = {str(x).strip() for x in splits} if splits else None
@@ -159,8 +168,8 @@ def check_framework(framework: str):
 
     framework = "plain" if framework == "builtin" else framework
     stores = list_backends()
-    if framework not in stores:
-        raise UnknownNameError("framework", framework, list(stores))
+    if framework not in stores:  # NAME+OPTION stores are internal: not listed
+        raise UnknownNameError("framework", framework, [n for n in stores if "+" not in n])
     return list_adapters().get(framework.partition("+")[0])
 
 

@@ -98,7 +98,7 @@ def test_mem0s_own_chatter_stays_out_of_a_run(tmp_path, monkeypatch, caplog, cap
     Mem0's logger is restored afterwards."""
     import logging
 
-    import mempursuit_eval.runner as runner
+    import mempursuit_eval.stages as stages
     from mempursuit_eval.store import PlainStore
 
     class Chatty(PlainStore):
@@ -109,7 +109,8 @@ def test_mem0s_own_chatter_stays_out_of_a_run(tmp_path, monkeypatch, caplog, cap
             logging.getLogger("mem0.memory.main").warning("Resetting all memories")
             return super().build(*a, **kw)
 
-    monkeypatch.setattr(runner, "build_backend", lambda *a, **kw: Chatty())
+    # open_store builds the store through stages.build_backend: the stand-in needs no Mem0
+    monkeypatch.setattr(stages, "build_backend", lambda *a, **kw: Chatty())
     before = logging.getLogger("mem0").level
     with caplog.at_level(logging.INFO):
         _run(tmp_path, (1, 2), framework="mem0")
@@ -117,3 +118,47 @@ def test_mem0s_own_chatter_stays_out_of_a_run(tmp_path, monkeypatch, caplog, cap
     assert logging.getLogger("mem0").level == before
     logging.getLogger("mem0.memory.main").warning("after the run")  # Mem0 speaks again
     assert "after the run" in caplog.text
+
+
+def test_the_first_look_says_what_changed_in_one_sentence(tmp_path, monkeypatch):
+    """Issue 47: the line under the title names the default policy, K, the data file and each
+    level's before -> after, the level that moved first; significant differences are bold; the
+    category chart shows both levels and its title names the data file."""
+    from mempursuit_eval.report import markdown_report, verdict
+
+    _, summary = _run(tmp_path, (1, 2), policies=("native", "centered-fusion"))
+    st = summary["paired"]["centered-fusion"]["1"]["overall"]
+    st["turn_coverage"].update(baseline=65.86, policy=82.93, diff=17.07, p_value=0.0156)
+    st["complete_coverage"].update(baseline=97.56, policy=100.0, diff=2.44, p_value=1.0)
+    line = verdict(summary)
+    assert line == ("centered-fusion (the default) vs native at K=1, locomo (locomo10.json): "
+                    "turn coverage 65.9 → 82.9 (+17.1, p = 0.0156); "
+                    "session coverage 97.6 → 100.0 (+2.4, n.s.).")
+    md = markdown_report(summary)
+    title, blank, first = md.splitlines()[:3]
+    assert title == "# mempursuit eval: locomo (locomo10.json)" and first == f"**{line}**"
+    row = next(r for r in md.splitlines() if r.startswith("| centered-fusion | 1 | turn_coverage"))
+    assert "| **+17.07** |" in row and "| **0.0156** |" in row
+    row = next(r for r in md.splitlines()
+               if r.startswith("| centered-fusion | 1 | complete_coverage"))
+    assert "**" not in row
+    summary["paired"] = {}
+    assert verdict(summary) is None  # only the baseline ran: nothing to say
+
+    _, summary = _run(tmp_path, (1, 2), policies=("native", "centered-fusion"))
+    fig = _figures(monkeypatch, summary, tmp_path)[-1]
+    assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["session level", "turn level"]
+    assert "locomo10.json" in fig._suptitle.get_text()
+
+
+def test_the_run_log_counts_units_once(tmp_path, capsys):
+    run_eval(dataset="locomo", data=str(_data(tmp_path)), embedder=HashEmbedder(), k=(1,), pool=4, no_cache=True,
+             bootstrap=10, latency_sample=0, progress=True, plots=False)
+    err = capsys.readouterr().err
+    assert "8 units (turns) in 2 group(s)" in err and "turns units" not in err
+
+
+def _data(tmp_path):
+    data = tmp_path / "locomo10.json"
+    data.write_text(json.dumps([sample("conv-1"), sample("conv-2")]))
+    return data

@@ -7,6 +7,8 @@ SPEC = AdapterSpec(
     module="mempursuit_cognee",
     framework="cognee",
     extra="cognee",
+    swap='use_mempursuit()  once, then cognee.search(..., query_type=SearchType.CHUNKS)',
+    docs="docs/adapters/cognee.md",
     summary=("cognee: a chunks retriever registered with use_retriever that reorders the top-200 "
              "chunks of cognee's vector engine with their stored vectors (LanceDB by default)"),
 )

@@ -7,6 +7,8 @@ SPEC = AdapterSpec(
     module="mempursuit_graphiti",
     framework="graphiti_core",
     extra="graphiti",
+    swap='graphiti = MemPursuitGraphiti(graphiti)',
+    docs="docs/adapters/graphiti.md",
     summary=("Graphiti (Zep's graph memory): a Graphiti wrapper whose search / search_ reorder "
              "the fused top-200 facts and entities with the fact / name embeddings read back "
              "from the graph"),

@@ -7,6 +7,8 @@ SPEC = AdapterSpec(
     module="mempursuit_langgraph",
     framework="langgraph",
     extra="langgraph",
+    swap='store = MemPursuitStore(store)  before builder.compile(store=store)',
+    docs="docs/adapters/langgraph.md",
     summary=("LangGraph / LangMem: a BaseStore wrapper that reorders the store's own top-200 "
              "(InMemoryStore, SqliteStore, PostgresStore) with vectors read from the store"),
 )

@@ -7,6 +7,8 @@ SPEC = AdapterSpec(
     module="mempursuit_lightmem.adapter",
     framework="lightmem",
     extra="lightmem",
+    swap='memory = MemPursuitLightMemory.from_config(config)  (was LightMemory.from_config)',
+    docs="docs/adapters/lightmem.md",
     summary="LightMem (zjunlp/LightMem): reorders LightMemory.retrieve's top-200 Qdrant pool",
     install_hint=(
         'pip install "mempursuit[lightmem]" and LightMem itself from its git repository '

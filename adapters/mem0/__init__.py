@@ -43,7 +43,11 @@ _MEM0 = "Mem0 (the 'mem0ai' package)"
 
 
 def _need_mem0(what: str) -> None:
-    if importlib.util.find_spec("mem0") is None:
+    try:
+        missing = importlib.util.find_spec("mem0") is None
+    except (ImportError, ValueError):  # a broken or blocked install counts as missing
+        missing = True
+    if missing:
         raise AdapterNotInstalledError(
             f"mempursuit_mem0.{what} needs {_MEM0}, which is not installed: "
             'pip install "mempursuit[mem0]"')

@@ -11,6 +11,10 @@ def register_adapters(register):
             module="mempursuit_mem0",
             framework="mem0",
             extra="mem0",
+            swap=('memory = mempursuit_mem0.wrap(memory, k=10), or config["reranker"] = '
+                  '{"provider": "mempursuit", "config": {"k": 10}} after '
+                  "import mempursuit_mem0.provider"),
+            docs="docs/adapters/mem0.md",
             summary=(
                 "Mem0 (mem0ai 2.x): reorders Mem0's own ranked pool with vectors read back "
                 "from Qdrant, FAISS, Chroma or pgvector"

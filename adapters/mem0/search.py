@@ -671,6 +671,9 @@ def bind(memory: Any, settings: MemPursuitSettings | Mapping | None = None, **op
         Inactive (with a logged warning) when the store's vectors cannot be read or Mem0's
         internals differ from what the adapter knows; the memory then searches natively.
     """
+    from . import _need_mem0
+
+    _need_mem0("wrap() / bind()")  # without Mem0, that (not the argument's type) is the problem
     if not (callable(getattr(memory, "search", None)) and hasattr(memory, "vector_store")):
         raise TypeError("mempursuit_mem0.wrap() / bind() take a mem0 Memory or AsyncMemory "
                         f"(e.g. Memory.from_config(config)), got {type(memory).__name__}")

@@ -11,6 +11,8 @@ def register_adapters(register):
             module="mempursuit_memorybank",
             framework="faiss",
             extra="memorybank",
+            swap='store = MemoryBankStore.open("memory.json", user="Emily"); store.read(question, k=2)',
+            docs="docs/adapters/memorybank.md",
             summary="MemoryBank (SiliconFriend): faithful FAISS read path, seeds chosen by the read policy",
         )
     )

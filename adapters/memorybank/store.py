@@ -100,6 +100,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _documents_sha256(docs: Any) -> str:
+    """SHA-256 of a manifest's ``documents`` as compact JSON (lists and tuples alike)."""
+    text = json.dumps(docs, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _manifest_documents_problem(docs: Any) -> str | None:
     """What is wrong with a manifest's ``documents`` list, or ``None``."""
     if not isinstance(docs, list):
@@ -502,7 +508,9 @@ class MemoryBankStore:
             fd, tmp_manifest = tempfile.mkstemp(prefix=".manifest.json.", suffix=".tmp", dir=target)
             try:
                 faiss.write_index(self._index, tmp_index)
-                manifest = {**self._manifest(), "index_sha256": _sha256(Path(tmp_index))}
+                manifest = self._manifest()
+                manifest.update(index_sha256=_sha256(Path(tmp_index)),
+                                documents_sha256=_documents_sha256(manifest["documents"]))
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     json.dump(manifest, fh, ensure_ascii=False)
                 for name in ("index.faiss", "manifest.json"):  # a folder in a file's place
@@ -524,9 +532,10 @@ class MemoryBankStore:
         """Load the persisted index, or return ``False`` (the caller rebuilds).
 
         A folder with neither file is a first build. A damaged or unusable folder (one file
-        missing, a manifest that is not an object or whose documents are malformed, an index file
-        that is empty, truncated, not a FAISS flat L2 index, not the file the manifest names, or
-        whose vectors are not finite, or a dimension other than the embedder's) is rebuilt with
+        missing, a manifest that is not an object or whose documents are malformed or edited
+        (their SHA-256 is recorded), an index file that is empty, truncated, not a FAISS flat L2
+        index, not the file the manifest names, or whose vectors are not finite, or a dimension
+        other than the embedder's) is rebuilt with
         one warning on this module's logger naming the folder and the reason; changed settings
         (embedder, templates, ...) rebuild with an ``info`` line. Either way ``status`` says why.
         """
@@ -586,6 +595,15 @@ class MemoryBankStore:
             )
         if index.ntotal and not np.isfinite(index.reconstruct_n(0, index.ntotal)).all():
             return self._reject(index_dir, "index.faiss holds non-finite vectors")
+        # last: an edited document (its text, date or key changed in place, the shapes intact)
+        # would pair a vector with a text it was not embedded from
+        want_docs = manifest.get("documents_sha256")
+        if not isinstance(want_docs, str):
+            return self._reject(index_dir, "manifest.json has no 'documents_sha256', so nothing "
+                                           "says its documents are the ones the index was built from")
+        if _documents_sha256(docs) != want_docs:
+            return self._reject(index_dir, "manifest.json's documents were edited (their SHA-256 "
+                                           "differs from the one written with the index)")
         self._index = index
         self._stored = [Document(tuple(k), text, date) for k, text, date in docs]
         return True

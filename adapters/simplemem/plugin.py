@@ -7,6 +7,8 @@ SPEC = AdapterSpec(
     module="mempursuit_simplemem.adapter",
     framework="simplemem",
     extra="simplemem",
+    swap='system.hybrid_retriever = MemPursuitRetriever(system.hybrid_retriever, k=10)',
+    docs="docs/adapters/simplemem.md",
     summary="SimpleMem (aiming-lab/SimpleMem): reorders HybridRetriever.retrieve's pool "
             "(top-200, stored LanceDB vectors)",
 )

@@ -33,8 +33,8 @@ import numpy as np
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
                                   pool_from_candidates, units_by_group)
 
-__all__ = ["EncoderEmbedder", "GraphitiBackend", "NATIVE_RERANKERS", "open_kuzu_graphiti",
-           "write_turns"]
+__all__ = ["EncoderEmbedder", "GraphitiBackend", "NATIVE_RERANKERS", "close_falkordblite_graphiti",
+           "open_falkordblite_graphiti", "open_kuzu_graphiti", "write_turns"]
 
 #: Graphiti's rerankers the pool can be ordered by (``--backend-opt native=``).
 NATIVE_RERANKERS = ("rrf", "mmr", "node_distance", "episode_mentions")
@@ -71,17 +71,11 @@ class EncoderEmbedder:
         return _Client(encoder)
 
 
-def open_kuzu_graphiti(path: str | Path, embedder: Any) -> Any:
-    """A ``Graphiti`` on an embedded Kuzu database at ``path`` with ``embedder`` and no usable
-    LLM (its client points at a closed local port, so an LLM call fails at once) nor
-    cross-encoder. Call :func:`build_fulltext` once the graph is written."""
-    import os
-    import warnings
-
-    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")  # an offline run: no PostHog
+def _offline_graphiti(driver: Any, embedder: Any) -> Any:
+    """A ``Graphiti`` on ``driver`` with ``embedder`` and no usable LLM (its client points at a
+    closed local port, so an LLM call fails at once) nor cross-encoder."""
     from graphiti_core import Graphiti
     from graphiti_core.cross_encoder.client import CrossEncoderClient
-    from graphiti_core.driver.kuzu_driver import KuzuDriver
     from graphiti_core.llm_client.config import LLMConfig
     from graphiti_core.llm_client.openai_client import OpenAIClient
 
@@ -89,12 +83,59 @@ def open_kuzu_graphiti(path: str | Path, embedder: Any) -> Any:
         async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
             raise RuntimeError("no cross-encoder in this offline graph")
 
-    with warnings.catch_warnings():  # graphiti-core 0.31 deprecates Kuzu (still shipped)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        driver = KuzuDriver(db=str(path))
     llm = OpenAIClient(LLMConfig(api_key="no-llm", base_url="http://127.0.0.1:9/v1"))
     return Graphiti(graph_driver=driver, llm_client=llm, embedder=embedder,
                     cross_encoder=NoCrossEncoder())
+
+
+def open_kuzu_graphiti(path: str | Path, embedder: Any) -> Any:
+    """A ``Graphiti`` on an embedded Kuzu database at ``path`` with ``embedder``, no LLM and no
+    cross-encoder. Call :func:`build_fulltext` once the graph is written."""
+    import os
+    import warnings
+
+    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")  # an offline run: no PostHog
+    from graphiti_core.driver.kuzu_driver import KuzuDriver
+
+    with warnings.catch_warnings():  # graphiti-core 0.31 deprecates Kuzu (still shipped)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        driver = KuzuDriver(db=str(path))
+    return _offline_graphiti(driver, embedder)
+
+
+def open_falkordblite_graphiti(path: str | Path, embedder: Any, database: str = "mempursuit") -> Any:
+    """A ``Graphiti`` on embedded FalkorDB (``falkordblite``: FalkorDB inside a Redis server the
+    process starts itself, its data in the file ``path``) through graphiti-core's own
+    ``FalkorDriver``, with ``embedder``, no LLM and no cross-encoder. Call
+    ``await graphiti.build_indices_and_constraints()`` before writing, and
+    :func:`close_falkordblite_graphiti` at the end.
+
+    falkordblite needs Python >= 3.12: ``pip install "graphiti-core[falkordb]" falkordblite``
+    (docs/adapters/graphiti.md).
+    """
+    import os
+
+    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+    from graphiti_core.driver.falkordb_driver import FalkorDriver
+    from redislite.async_falkordb_client import AsyncFalkorDB
+
+    return _offline_graphiti(FalkorDriver(falkor_db=AsyncFalkorDB(str(path)), database=database),
+                             embedder)
+
+
+async def close_falkordblite_graphiti(graphiti: Any) -> None:
+    """Close a graph from :func:`open_falkordblite_graphiti`: Graphiti's driver (its index task,
+    its connection), then falkordblite's server and client. falkordblite 0.11's own close leaves
+    its server running, and its async client, collected, leaves an un-awaited ``shutdown``
+    coroutine behind (a warning at exit)."""
+    await graphiti.close()
+    falkor = graphiti.driver.client
+    try:  # its own close leaves the embedded server running: stop it
+        await falkor.client.shutdown(nosave=True, now=True, force=True)
+    except Exception:  # redis-py: the server went away while answering
+        pass
+    falkor.client._async_managed = True  # its __del__ must not start a shutdown it cannot await
+    await falkor.close()
 
 
 async def build_fulltext(graphiti: Any) -> None:

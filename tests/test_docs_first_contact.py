@@ -1,0 +1,70 @@
+"""The docs as a new user reads them from a clone (issue 47): counts and lists that name every
+framework, an install line for every extra, no paths of the machine a run was made on, no
+leftover placeholders."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from shipped import shipped_adapters
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+        for p in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]}
+NUMBERS = {7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+
+
+def _section(text: str, heading: str) -> str:
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_counts_its_frameworks_right():
+    n = len(shipped_adapters())
+    swaps = [r for r in _section(README, "## The one-line swaps").splitlines()
+             if r.startswith("| ") and not r.startswith(("| framework", "|---"))]
+    assert len(swaps) == n
+    assert f"each of these {NUMBERS[n]} frameworks" in README
+    for doc, text in DOCS.items():
+        for k, word in NUMBERS.items():
+            if k != n:
+                assert not re.search(rf"\b{word} (frameworks|adapters)\b", text, re.I), (doc, word)
+
+
+def test_the_readme_has_an_install_line_for_every_extra():
+    tomllib = pytest.importorskip("tomllib")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    install = _section(README, "## Install")
+    for extra in set(extras) - {"embed", "test"}:
+        assert f"[{extra}]" in install, extra
+
+
+def test_the_framework_lists_name_every_evaluation_store():
+    from mempursuit_core.plugins import list_eval_backends
+
+    stores = {n for n in list_eval_backends() if "+" not in n and n != "plain"}
+    harness = (ROOT / "docs" / "harness.md").read_text(encoding="utf-8")
+    listing = README.split("mempursuit eval --framework mem0 ...", 1)[1].split("\n```", 1)[0]
+    for store in stores:
+        assert store in listing, ("README", store)
+        assert f"`{store}`" in _section(harness, "- **Stores**"), ("docs/harness.md", store)
+
+
+def test_the_architecture_diagram_shows_every_adapter():
+    diagram = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split("```")[1]
+    for name in shipped_adapters():
+        assert re.search(rf"\b_?{name}\b", diagram), name
+
+
+@pytest.mark.parametrize("doc", sorted(DOCS))
+def test_no_path_of_another_machine_and_no_placeholder(doc):
+    text = DOCS[doc]
+    # an absolute path of the machine a run was made on, or a benchmark file under ../shared
+    # shown as if a user had one (say "a copy of the benchmark file")
+    assert not re.findall(r"(?<![\w.~])/(?:work|home|root|tmp|Users)/\w", text), doc
+    if doc != "CONTRIBUTING.md":  # a contributor's set-up may have the benchmark folder beside
+        assert "../shared/data/" not in text, doc
+    assert not re.findall(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$", text, re.M), doc  # a stray placeholder
