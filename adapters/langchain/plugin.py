@@ -7,6 +7,10 @@ SPEC = AdapterSpec(
     module="mempursuit_langchain.compressor",
     framework="langchain_core",
     extra="langchain",
+    swap=("MemPursuitRetriever(vectorstore=store, k=10), or ContextualCompressionRetriever("
+          "base_compressor=MemPursuitCompressor(k=10, vector_store=store), "
+          "base_retriever=store.as_retriever(search_kwargs={'k': 200}))"),
+    docs="docs/adapters/langchain.md",
     summary="LangChain: a document compressor and a VectorStore retriever that reorder P candidates",
 )
 

@@ -7,6 +7,9 @@ SPEC = AdapterSpec(
     module="mempursuit_llamaindex.postprocessor",
     framework="llama_index.core",
     extra="llamaindex",
+    swap=("MemPursuitRetriever(index.as_retriever(similarity_top_k=200), k=10); a query engine: "
+          "node_postprocessors=[MemPursuitPostprocessor(k=10)] with similarity_top_k=200"),
+    docs="docs/adapters/llamaindex.md",
     summary="LlamaIndex: a node postprocessor for VectorMemoryBlock and query engines, and a "
             "retriever wrapper",
 )
