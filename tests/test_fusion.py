@@ -9,7 +9,8 @@ import pytest
 import fusion_reference as ref
 from mempursuit_core import get_selector
 from mempursuit_core.policies import (CHANNELS, PoolContext, asker_channel, centred_relevance,
-                                      date_channel, lexical_channel, named_channel)
+                                      date_channel, lexical_channel, named_channel,
+                                      titled_channel)
 
 WORDS = ("painted", "painting", "sunset", "lake", "Caroline", "concert", "sister", "moved",
          "Paris", "job", "dog", "adopted", "race", "charity", "the", "and", "my", "I")
@@ -93,7 +94,12 @@ def test_each_channel_on_its_own():
                          ).tolist() == [0, 0, 1, 0]
     # a named speaker takes precedence over the asker
     assert asker_channel(_context({"speakers": who, "query_text": "Did I meet Caroline?"})) is None
-    assert [name for name, _, _ in CHANNELS] == ["lexical", "dates", "named", "speaker"]
+    titles = ["Sunset Lake", None, "The", "Painting class"]
+    assert titled_channel(_context({"titles": titles, "query_text": "Who painted Sunset Lake?"})
+                          ).tolist() == [1, 0, 0, 0]
+    assert titled_channel(_context({"titles": titles, "query_text": "Who painted?"})) is None
+    assert titled_channel(_context({"query_text": "Who painted Sunset Lake?"})) is None
+    assert [name for name, _, _ in CHANNELS] == ["lexical", "dates", "named", "speaker", "titled"]
 
 
 def test_a_new_channel_is_one_function(monkeypatch):
