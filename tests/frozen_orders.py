@@ -3,20 +3,25 @@
 Before a refactor of a read policy, record what it returns; after, check that nothing moved.
 The orders come from the harness's own path: the built-in plain store (dense and hybrid native
 orders, every signal it hands over: texts, lexical, timestamps, session ids, speakers,
-positions) with the packaged int8 ONNX MiniLM, on
+positions), on vectors the packaged int8 ONNX MiniLM gave once and that are kept in
+``tests/fixtures/frozen_inputs.npz`` (the model's last bits depend on the CPU; why, in
+``tests/test_frozen_orders.py``), on
 
 * the project's fixture (``tests/fixtures/dialogue.json``, LoCoMo format): every order is
   hashed per (native order, pool size, policy, K), and the kept selectors' orders at K=10 are
   stored as they are (readable in a diff);
-* LoCoMo (``../shared/data/locomo/locomo10.json``, turns, pool 200): one hash of all orders
-  per (native order, policy, K), computed as the harness does (a nested selector once at the
-  largest K). The embeddings go through the harness's cache (``$MEMPURSUIT_CACHE``, else
-  ``~/.cache/mempursuit``): about 5 minutes on two cores the first time.
+* LoCoMo (``$MEMPURSUIT_DATA/locomo/locomo10.json``, else ``../shared/data/...``; turns, pool
+  200): one hash per (native order, policy, K, conversation), computed as the harness does (a
+  nested selector once at the largest K). About 4 minutes on two cores.
 
-    python tests/frozen_orders.py            # check both against tests/fixtures/frozen_orders.json
-    python tests/frozen_orders.py --write    # record them (only before a change, never to pass)
+    python tests/frozen_orders.py                 # check both (tests/fixtures/frozen_orders.json)
+    python tests/frozen_orders.py --fixture-only  # the fixture only (seconds)
+    python tests/frozen_orders.py --write         # record the orders: only for an intended
+                                                  # change of order, never to pass
+    python tests/frozen_orders.py --write-inputs  # re-embed (a new embedder or dataset
+                                                  # loader), then --write
 
-``tests/test_frozen_orders.py`` runs the check (the LoCoMo part skips without ../shared).
+``tests/test_frozen_orders.py`` runs the check (the LoCoMo part skips without the dataset).
 """
 
 from __future__ import annotations
@@ -133,8 +138,7 @@ def _quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def write_inputs() -> None:
     """Embed both datasets as the harness does (the units in one call, the questions in
-    another: the int8 model quantises its activations per batch, so a text's vector depends on
-    its batch) with the packaged int8 MiniLM at one thread, and write them to :data:`INPUTS`:
+    another) with the packaged int8 MiniLM at one thread, and write them to :data:`INPUTS`:
     the fixture as float32, LoCoMo as int8 with a per-row scale (2.7 MB instead of 11 MB)."""
     from mempursuit_core.embed import get_embedder
 

@@ -4,27 +4,27 @@ frozen before the refactor of issue 25 (``tests/frozen_orders.py`` records and c
 Why the check is exact, and on frozen vectors (issue 46)
 --------------------------------------------------------
 The orders used to be computed from vectors embedded on the machine running the test, and on
-another CPU 60 of LoCoMo's order hashes moved with no change of code. The component that
-differs is the int8 ONNX embedder: ONNX Runtime's MLAS runs the model's int8 matrix products
-with AVX-512 VNNI (``vpdpbusd``, exact int32 sums) on CPUs that have it and with AVX2
-``vpmaddubsw`` (pairs of products saturated to int16) on those that do not, and it quantises
-each batch's activations with one scale, so a vector also depends on its batch
-(docs/performance.md, "Reproducible orders across CPUs"). Everything after the embedder is
-float64 (float32 for the plain store's dense scores) arithmetic that gave the same orders under
-an AVX2 stand-in (numba compiled for Haswell, NumPy's AVX-512 loops and OpenBLAS's SkylakeX
-kernels switched off: ``test_the_orders_hold_with_avx2_code_paths``).
+other CPUs 60 of LoCoMo's 102 order hashes moved with no change of code. The component that
+differs is the embedder: the packaged "int8" MiniLM keeps int8 weights that ONNX Runtime
+dequantises once when it loads the model, and then runs float32 MatMul, Softmax, Erf and
+LayerNormalization in MLAS kernels it picks by CPU (AVX-512F or AVX2/FMA3; a quantised int8
+product, where VNNI matters, never runs: ``benchmarks/embedder_cpu.py``). Those need not agree to
+the last bit, and the plain store's dense scores are float32, so candidates whose scores differ
+by about 1e-7 swap (docs/performance.md, "Orders across CPUs"). Everything after the embedder
+gave the same orders under an AVX2 stand-in (numba compiled for Haswell, NumPy's AVX-512 loops
+and OpenBLAS's SkylakeX kernels switched off: ``test_the_orders_hold_with_avx2_code_paths``).
 
 So the orders are computed from fixed inputs: ``tests/fixtures/frozen_inputs.npz`` holds the
-vectors the packaged model gave (the fixture's as float32, the very vectors its orders were
-first frozen from, so those hashes did not move; LoCoMo's as int8 with a per-row scale, 2.7 MB),
-served to the harness's own plain store through :class:`frozen_orders.FrozenEmbedder`. With the
-inputs fixed, an order is a function of the policy code alone, and the check can be exact: a
+vectors the packaged model gave (the fixture's as float32: they reproduce every fixture order
+as first frozen; LoCoMo's as int8 with a per-row scale, 2.7 MB instead of 11), served to the
+harness's own plain store through :class:`frozen_orders.FrozenEmbedder`. With the inputs fixed,
+an order is a function of the policy code alone and the check can be exact. The alternative, a
 tolerance for near-ties (accept a swap of two items whose scores differ by less than some
-epsilon) would need every policy's internal scores at every greedy step, would hide a real
-change that moves only near-tied items, and would still need an epsilon chosen to cover the
-embedder's CPU-dependent error, which is not a last-bit error but saturation. Exactness is
-proven to fail on a one-swap change (``test_a_one_swap_change_is_reported``) and on a change of
-one pool vector by 1e-4 (``test_a_tiny_change_of_one_vector_is_reported``).
+epsilon), would need every policy's internal score at every greedy step (a swap at one step
+changes every later pick, so the rest of the order could not be checked at all), and would
+hide a real change that only moves near-tied items. Exactness is shown to catch a one-swap
+change (``test_a_one_swap_change_is_reported``) and a 1e-4 nudge of one pool vector
+(``test_a_tiny_change_of_one_vector_is_reported``).
 
 A change of order that is intended (a new channel that fires on LoCoMo, a fixed bug) is
 recorded with ``python tests/frozen_orders.py --write``; a new embedder or dataset loader first
