@@ -111,8 +111,8 @@ def test_a_one_swap_change_is_reported():
 
 
 def test_a_tiny_change_of_one_vector_is_reported():
-    """No tolerance: one pool vector nudged towards its query by 1e-4 (a tenth of the
-    embedder's difference across CPUs, in cosine) that moves an order is reported."""
+    """No tolerance: one pool vector nudged towards its query by 1e-4 (its score moves by
+    about 1e-4) that moves an order is reported."""
     pools = fo._pools(fo.FIXTURE, "dense", (200,), "fixture")[200]
     spec, key = "mmr", "dense|P200|mmr|K10"
     sel = fo.build(spec)
