@@ -23,7 +23,7 @@ from langgraph.store.memory import InMemoryStore  # noqa: E402
 from pg_fixture import postgres_server  # noqa: E402
 
 import mempursuit_langgraph  # noqa: E402
-from mempursuit_core import Selector, readpath  # noqa: E402
+from mempursuit_core import Selector, readpath, testing  # noqa: E402
 from mempursuit_core.embed import get_embedder  # noqa: E402
 from mempursuit_langgraph import MemPursuitStore, register_vector_reader  # noqa: E402
 from mempursuit_langgraph import readers as lg_readers  # noqa: E402
@@ -123,6 +123,10 @@ def store(request, workdir, embed):
 
 def keys(items):
     return [i.key for i in items]
+
+
+def same_items(ours, theirs) -> bool:
+    return [(i.key, i.score, i.value) for i in ours] == [(i.key, i.score, i.value) for i in theirs]
 
 
 # ------------------------------------------------------------------------------ the swap
@@ -263,6 +267,16 @@ class Broken(Selector):
 
     def select(self, query, candidates, k, **kw):
         raise RuntimeError("policy exploded")
+
+
+def test_the_conformance_checks_every_adapter_runs(store):
+    """``mempursuit_core.testing`` (what a plugin's tests run): the option surface, bad options
+    refused at construction, ``policy="native"`` is the store's own search (keys, scores,
+    values), a failing policy returns it with one warning, ``strict=True`` raises."""
+    q = QUERIES[1]
+    testing.check_adapter(MemPursuitStore, build=lambda **o: MemPursuitStore(store, **o),
+                          read=lambda wrapped: wrapped.search(NS, query=q, limit=4),
+                          native=lambda: store.search(NS, query=q, limit=4), same=same_items)
 
 
 def test_fallback_and_strict(store, caplog):

@@ -45,7 +45,7 @@ from lightmem_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
     write_like_offline_update,
 )
 from signal_probe import SignalProbe  # noqa: E402
-from mempursuit_core import Selector, get_selector, select  # noqa: E402
+from mempursuit_core import Selector, get_selector, select, testing  # noqa: E402
 from mempursuit_lightmem import (  # noqa: E402
     MemPursuitLightMemory,
     StoreDeletionError,
@@ -237,6 +237,17 @@ def test_bad_stored_vector_falls_back(tmp_path, sentence_model, locomo0, caplog)
     assert got == memory.retrieve("dog", limit=4)
     assert any("dimension mismatch" in r.getMessage() for r in caplog.records)
     client.close()
+
+
+def test_the_conformance_checks_every_adapter_runs(store, locomo0):
+    """``mempursuit_core.testing`` (what a plugin's tests run): the option surface, bad options
+    refused at construction, ``policy="native"`` is LightMem's own retrieve, a failing policy
+    returns it with one warning, ``strict=True`` raises."""
+    q = questions(locomo0[1])[5]
+    testing.check_adapter(MemPursuitLightMemory,
+                          build=lambda **o: MemPursuitLightMemory(store, **o),
+                          read=lambda wrapped: wrapped.retrieve(q, limit=10),
+                          native=lambda: store.retrieve(q, limit=10))
 
 
 def test_bad_input_is_an_error_not_a_fallback(store):

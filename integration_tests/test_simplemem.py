@@ -39,7 +39,7 @@ from simplemem import MemoryEntry  # noqa: E402
 
 from dialogue_fixture import fixture_path  # noqa: E402
 from signal_probe import SignalProbe  # noqa: E402
-from mempursuit_core import Selection, Selector, select  # noqa: E402
+from mempursuit_core import Selection, Selector, select, testing  # noqa: E402
 from mempursuit_simplemem import (  # noqa: E402
     MemPursuitRetriever,
     enable,
@@ -241,6 +241,18 @@ class BrokenSelector(Selector):
 
     def select(self, query, candidates, k, *, native_scores=None, signals=None):
         raise RuntimeError("selector exploded")
+
+
+def test_the_conformance_checks_every_adapter_runs(semantic_retriever, locomo0):
+    """``mempursuit_core.testing`` (what a plugin's tests run): the option surface, bad options
+    refused at construction, ``policy="native"`` is SimpleMem's own first k, a failing policy
+    returns them with one warning, ``strict=True`` raises."""
+    q = questions(locomo0[1])[5]
+    testing.check_adapter(
+        MemPursuitRetriever,
+        build=lambda **o: MemPursuitRetriever(semantic_retriever, **{"k": 10, **o}),
+        read=lambda wrapped: ids(wrapped.retrieve(q)),
+        native=lambda: ids(semantic_retriever.retrieve(q)[:10]))
 
 
 def test_failure_falls_back_to_native_with_logged_reason(semantic_retriever, locomo0, caplog):

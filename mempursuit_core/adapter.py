@@ -14,7 +14,8 @@ read options                :class:`ReadOptions` (``k``, ``pool``, ``policy``,
                             :data:`DEFAULT_POLICY`, :class:`LegacyOptionNames`
 the read path               :class:`CandidatePool` (``select``), :class:`PoolSelection`,
                             :func:`read_or_native` / :func:`aread_or_native` (the framework's own
-                            result and one warning on any failure), :class:`EmbeddedVectors`
+                            result and one warning on any failure, on the ``mempursuit``
+                            logger unless given ``log=``), :class:`EmbeddedVectors`
                             (stored vector, else embed once and cache)
 stored-vector readers       :func:`register_vector_reader`, :func:`vector_reader_for`,
                             :func:`supported_stores`: one registry, looked up by the store
@@ -35,11 +36,14 @@ ANN indexes (a full pool)   :func:`pgvector_read_settings` / :func:`apgvector_re
 helpers                     :func:`get_embedder` (the packaged offline embedder),
                             :class:`LexicalIndex` (BM25 over a pool's texts),
                             :func:`lazy_exports` (an adapter package's lazy names: importing
-                            it imports no framework)
+                            it imports no framework; a third-party package passes
+                            ``install=``, its own install line)
 ==========================  =================================================================
 
 The submodules these come from are the core's own layout and may move; this module's names
-are the supported surface for adapters (``CONTRIBUTING.md``, "Adding an adapter").
+are the supported surface for adapters (``CONTRIBUTING.md``, "Add an adapter"). The
+conformance checks every adapter passes are in :mod:`mempursuit_core.testing`, for the
+adapter's own tests.
 """
 
 from __future__ import annotations

@@ -3,20 +3,25 @@
 Before a refactor of a read policy, record what it returns; after, check that nothing moved.
 The orders come from the harness's own path: the built-in plain store (dense and hybrid native
 orders, every signal it hands over: texts, lexical, timestamps, session ids, speakers,
-positions) with the packaged int8 ONNX MiniLM, on
+positions), on vectors the packaged int8 ONNX MiniLM gave once and that are kept in
+``tests/fixtures/frozen_inputs.npz`` (the model's last bits depend on the CPU; why, in
+``tests/test_frozen_orders.py``), on
 
 * the project's fixture (``tests/fixtures/dialogue.json``, LoCoMo format): every order is
   hashed per (native order, pool size, policy, K), and the kept selectors' orders at K=10 are
   stored as they are (readable in a diff);
-* LoCoMo (``../shared/data/locomo/locomo10.json``, turns, pool 200): one hash of all orders
-  per (native order, policy, K), computed as the harness does (a nested selector once at the
-  largest K). The embeddings go through the harness's cache (``$MEMPURSUIT_CACHE``, else
-  ``~/.cache/mempursuit``): about 5 minutes on two cores the first time.
+* LoCoMo (``$MEMPURSUIT_DATA/locomo/locomo10.json``, else ``../shared/data/...``; turns, pool
+  200): one hash per (native order, policy, K, conversation), computed as the harness does (a
+  nested selector once at the largest K). About 4 minutes on two cores.
 
-    python tests/frozen_orders.py            # check both against tests/fixtures/frozen_orders.json
-    python tests/frozen_orders.py --write    # record them (only before a change, never to pass)
+    python tests/frozen_orders.py                 # check both (tests/fixtures/frozen_orders.json)
+    python tests/frozen_orders.py --fixture-only  # the fixture only (seconds)
+    python tests/frozen_orders.py --write         # record the orders: only for an intended
+                                                  # change of order, never to pass
+    python tests/frozen_orders.py --write-inputs  # re-embed (a new embedder or dataset
+                                                  # loader), then --write
 
-``tests/test_frozen_orders.py`` runs the check (the LoCoMo part skips without ../shared).
+``tests/test_frozen_orders.py`` runs the check (the LoCoMo part skips without the dataset).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -32,8 +38,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "dialogue.json"
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+DATA = Path(os.environ.get("MEMPURSUIT_DATA") or ROOT.parent / "shared" / "data")
+LOCOMO = DATA / "locomo" / "locomo10.json"
 FROZEN = ROOT / "tests" / "fixtures" / "frozen_orders.json"
+INPUTS = ROOT / "tests" / "fixtures" / "frozen_inputs.npz"
+REGENERATE_INPUTS = ("python tests/frozen_orders.py --write-inputs, then --write, records new "
+                     "ones (only for a new embedder or dataset loader)")
 
 #: The selectors a user picks, the default's variants that docs/results.md reports, and the
 #: experimental ones (so that moving them is checked too).
@@ -87,31 +97,85 @@ def _digest(orders) -> str:
     return h.hexdigest()[:16]
 
 
-_EMBEDDERS: dict = {}
+class FrozenEmbedder:
+    """Frozen vectors as an embedder: ``encode`` answers each list of texts it was frozen with
+    (the units, then the questions, as the harness embeds them) with the vectors of that list.
+    The store, its pools and its signals are the harness's own; only the model run is fixed."""
+
+    def __init__(self, name: str, frozen: dict[str, np.ndarray]):
+        self.name = f"frozen-{name}"
+        self._frozen = frozen  # digest of the texts -> (n, d) float32
+        self.dim = int(next(iter(frozen.values())).shape[1])
+
+    def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:
+        digest = _text_digest(texts)
+        if digest not in self._frozen:
+            raise ValueError(f"{INPUTS.name} holds no vectors for these {len(texts)} texts (the "
+                             f"dataset or its loader changed): {REGENERATE_INPUTS}")
+        return self._frozen[digest]
 
 
-def _embedder(cache: Path | None):
-    """The packaged int8 MiniLM at one thread (loaded once), behind the harness's cache if given."""
-    from mempursuit_core.embed import get_embedder
-
-    if cache not in _EMBEDDERS:
-        embedder = _EMBEDDERS.get(None) or get_embedder(threads=1)
-        if cache is not None:
-            from mempursuit_eval.openai_embed import cached_embedder
-
-            embedder = cached_embedder(embedder, cache)
-        _EMBEDDERS[cache] = embedder
-    return _EMBEDDERS[cache]
-
-
-def _pools(dataset_path: Path, native: str, pool_sizes, cache: Path | None) -> dict:
-    """``{pool size: [Pool per question]}`` from the plain store with ``native`` order."""
+def _dataset(dataset_path: Path):
+    """The dataset's units and its questions, as the harness selects them."""
     from mempursuit_eval.datasets import load_dataset, select_questions
-    from mempursuit_eval.store import PlainStore
 
     ds = load_dataset("locomo", dataset_path, units="turns")
-    questions = select_questions(ds)
-    embedder = _embedder(cache)
+    return ds, select_questions(ds)
+
+
+def _text_digest(texts) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows as int8 times a per-row float32 scale: (n, d) int8 and (n, 1) float32."""
+    scale = (np.abs(vectors).max(axis=1, keepdims=True) / 127).astype(np.float32)
+    return np.round(vectors / scale).astype(np.int8), scale
+
+
+def write_inputs() -> None:
+    """Embed both datasets as the harness does (the units in one call, the questions in
+    another) with the packaged int8 MiniLM at one thread, and write them to :data:`INPUTS`:
+    the fixture as float32, LoCoMo as int8 with a per-row scale (2.7 MB instead of 11 MB)."""
+    from mempursuit_core.embed import get_embedder
+
+    embedder = get_embedder(threads=1)
+    out = {}
+    for name, path in (("fixture", FIXTURE), ("locomo", LOCOMO)):
+        ds, questions = _dataset(path)
+        for part, texts in (("units", [u.text for u in ds.units]),
+                            ("questions", [q.text for q in questions])):
+            vectors = embedder.encode(texts)
+            out[f"{name}_{part}_digest"] = np.array(_text_digest(texts))
+            if name == "fixture":
+                out[f"{name}_{part}"] = vectors.astype(np.float32)
+            else:
+                out[f"{name}_{part}_int8"], out[f"{name}_{part}_scale"] = _quantise(vectors)
+    np.savez_compressed(INPUTS, **out)
+
+
+def frozen_embedder(name: str) -> FrozenEmbedder:
+    """The frozen vectors of dataset ``name`` (``"fixture"`` or ``"locomo"``) as float32."""
+    frozen = {}
+    with np.load(INPUTS) as z:
+        for part in ("units", "questions"):
+            key = f"{name}_{part}"
+            vectors = (z[key] if key in z.files
+                       else z[f"{key}_int8"].astype(np.float32) * z[f"{key}_scale"])
+            frozen[str(z[f"{key}_digest"])] = np.ascontiguousarray(vectors, dtype=np.float32)
+    return FrozenEmbedder(name, frozen)
+
+
+def _pools(dataset_path: Path, native: str, pool_sizes, name: str) -> dict:
+    """``{pool size: [Pool per question]}`` from the plain store with ``native`` order, on the
+    frozen vectors of dataset ``name``."""
+    from mempursuit_eval.store import PlainStore
+
+    ds, questions = _dataset(dataset_path)
+    embedder = frozen_embedder(name)
     store = PlainStore(native)
     store.build(ds.units, embedder=embedder)
     qvecs = embedder.encode([q.text for q in questions])
@@ -142,7 +206,7 @@ def fixture_orders() -> dict:
     """``{"hashes": {key: digest}, "orders": {key: [[...], ...]}}`` on the fixture."""
     out: dict = {"hashes": {}, "orders": {}}
     for native in NATIVE:
-        by_size = _pools(FIXTURE, native, FIXTURE_POOLS, None)
+        by_size = _pools(FIXTURE, native, FIXTURE_POOLS, "fixture")
         for pool, pools in by_size.items():
             for spec in KEPT + VARIANTS + EXPERIMENTAL:
                 for k in FIXTURE_KS:
@@ -154,14 +218,18 @@ def fixture_orders() -> dict:
     return out
 
 
-def locomo_hashes(cache: Path | None = None) -> dict:
-    """``{key: digest}`` over LoCoMo's turns, pool 200."""
+def locomo_hashes() -> dict:
+    """``{key: digest}`` over LoCoMo's turns, pool 200: one digest per (native order, policy,
+    K, conversation), so that a moved order says where."""
     out = {}
     for native in NATIVE:
-        pools = _pools(LOCOMO, native, (LOCOMO_POOL,), cache)[LOCOMO_POOL]
+        pools = _pools(LOCOMO, native, (LOCOMO_POOL,), "locomo")[LOCOMO_POOL]
+        groups = [q.group for q in _dataset(LOCOMO)[1]]
         for spec in LOCOMO_POLICIES:
             for k, got in harness_orders(pools, spec, LOCOMO_KS).items():
-                out[f"{native}|P{LOCOMO_POOL}|{spec}|K{k}"] = _digest(got)
+                for group in dict.fromkeys(groups):
+                    mine = [o for o, g in zip(got, groups) if g == group]
+                    out[f"{native}|P{LOCOMO_POOL}|{spec}|K{k}|{group}"] = _digest(mine)
     return out
 
 
@@ -175,18 +243,26 @@ def compare(frozen: dict, now: dict) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--write", action="store_true", help="record the orders (before a change)")
+    ap.add_argument("--write", action="store_true",
+                    help="record the orders (before an intended change of order, never to pass)")
+    ap.add_argument("--write-inputs", action="store_true",
+                    help="re-embed the fixture and LoCoMo into tests/fixtures/frozen_inputs.npz "
+                         "(only when the embedder or a dataset's loader changed; then --write)")
+    ap.add_argument("--fixture-only", action="store_true", help="skip LoCoMo")
     args = ap.parse_args(argv)
+    if args.write_inputs:
+        write_inputs()
+        print(f"wrote {INPUTS}")
+        return 0
     now = {"fixture": fixture_orders()}
-    if LOCOMO.exists():
-        from mempursuit_eval.datasets import default_cache_dir
-
-        now["locomo"] = locomo_hashes(default_cache_dir())
+    if LOCOMO.exists() and not args.fixture_only:
+        now["locomo"] = locomo_hashes()
+    frozen = json.loads(FROZEN.read_text())
     if args.write:
-        FROZEN.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
+        frozen.update(now)  # --fixture-only keeps the LoCoMo part as it was
+        FROZEN.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
         print(f"wrote {FROZEN}")
         return 0
-    frozen = json.loads(FROZEN.read_text())
     bad = compare(frozen["fixture"]["hashes"], now["fixture"]["hashes"])
     if "locomo" in now:
         bad += compare(frozen["locomo"], now["locomo"])

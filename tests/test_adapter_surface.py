@@ -9,7 +9,7 @@ import inspect
 
 import pytest
 
-from mempursuit_core import DEFAULT_POLICY
+from mempursuit_core import DEFAULT_POLICY, testing
 from mempursuit_core.options import DEFAULT_POOL, ReadOptions
 
 from shipped import OWN_PROCESS, shipped_adapters, top_package
@@ -49,30 +49,62 @@ def _adapter(name: str) -> dict[str, type]:
 
 
 @pytest.mark.parametrize("name", sorted(ADAPTERS))
-def test_the_same_option_names_everywhere(name):
+def test_the_same_option_names_and_defaults_everywhere(name):
+    """The check a plugin's own tests run (``mempursuit_core.testing``): keyword-only, default
+    None (a settings dataclass: the shared defaults themselves)."""
     for where, cls in _adapter(name).items():
-        if dataclasses.is_dataclass(cls):  # a settings object (Mem0's)
-            assert set(SHARED) <= {f.name for f in dataclasses.fields(cls)}, where
-            continue
-        params = inspect.signature(cls.__init__).parameters
-        missing = [p for p in SHARED if p not in params]
-        assert not missing, f"{where} lacks {missing}"
-        assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in SHARED), where
+        try:
+            testing.check_read_options(cls)
+        except testing.ConformanceError as exc:
+            pytest.fail(f"{where}: {exc}")
 
 
-@pytest.mark.parametrize("name", sorted(ADAPTERS))
-def test_the_same_defaults_everywhere(name):
+def test_the_shared_defaults():
     built = ReadOptions.build("x")
     assert (built.k, built.pool, built.policy, built.strict) == (None, 200, DEFAULT_POLICY, False)
-    for where, cls in _adapter(name).items():
-        if dataclasses.is_dataclass(cls):  # a settings object holds the defaults themselves
-            settings = cls()
-            assert (settings.k, settings.pool, settings.policy, settings.strict) == (
-                None, DEFAULT_POOL, DEFAULT_POLICY, False), where
-            continue
-        params = inspect.signature(cls.__init__).parameters
-        # None means "the shared default": ReadOptions.build fills it in
-        assert all(params[p].default is None for p in SHARED), where
+    assert (DEFAULT_POOL, testing.SHARED_OPTIONS) == (200, SHARED)
+
+
+def test_the_option_check_catches_each_departure():
+    class Good:
+        def __init__(self, store, *, k=None, pool=None, policy=None, policy_options=None,
+                     strict=None):
+            pass
+
+    class Positional:
+        def __init__(self, store, k=None, *, pool=None, policy=None, policy_options=None,
+                     strict=None):
+            pass
+
+    class Missing:
+        def __init__(self, store, *, k=None, pool=None, policy=None, strict=None):
+            pass
+
+    class OwnDefault:
+        def __init__(self, store, *, k=None, pool=None, policy="native", policy_options=None,
+                     strict=None):
+            pass
+
+    @dataclasses.dataclass
+    class Settings:
+        k: int | None = None
+        pool: int = DEFAULT_POOL
+        policy: str = DEFAULT_POLICY
+        policy_options: dict = dataclasses.field(default_factory=dict)
+        strict: bool = False
+
+    @dataclasses.dataclass
+    class OtherPool(Settings):
+        pool: int = 50
+
+    testing.check_read_options(Good)
+    testing.check_read_options(Settings)
+    for cls, says in ((Positional, "by position"),
+                      (Missing, r"lacks the read options \['policy_options'\]"),
+                      (OwnDefault, r"\['policy'\] must default to None"),
+                      (OtherPool, "defaults")):
+        with pytest.raises(testing.ConformanceError, match=says):
+            testing.check_read_options(cls)
 
 
 def test_old_names_map_with_a_warning_and_conflicts_are_errors():
