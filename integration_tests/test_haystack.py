@@ -251,3 +251,56 @@ def test_a_pipeline_with_the_ranker_is_serialised_and_loaded(embedded, query_vec
     from mempursuit_core.testing import FailingSelector
     with pytest.raises(Exception, match="registered policy name"):
         MemPursuitRanker(policy=FailingSelector()).to_dict()
+
+
+def test_eval_backend_pools_are_the_retrievers_own_read(tmp_path):
+    """``mempursuit eval --framework haystack``: units written by ``write_documents`` with the
+    harness's vectors, one ``meta.session_id`` per group; the pool is the retriever's own
+    top-P (filtered to the group) in its order, read by the ranker's ``candidate_pool``, with
+    the stored vectors and only the adapter's signals; a rerun reopens the saved store."""
+    import numpy as np
+
+    from mempursuit_eval.backends.haystack import HaystackBackend
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+
+    backend = build_backend("haystack")
+    assert isinstance(backend, HaystackBackend)
+    embedder = get_embedder("minilm", threads=1)
+    units = [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}",
+                        speaker="alice")
+             for g, facts in (("alice", FACTS), ("bob", FACTS[:3])) for i, f in enumerate(facts)]
+    done = []
+    backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
+    assert sum(done) == len(units)
+    pool = backend.pool("alice", QUESTION, 200)
+    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
+    texts = [FACTS[int(u.split("/")[1])] for u in pool.uids]
+    assert list(pool.signals["texts"]) == texts
+    assert np.allclose(pool.vectors, embedder.encode(texts), atol=1e-5)
+    assert np.all(np.diff(pool.native_scores) <= 1e-6)  # the retriever's cosine order
+    assert set(pool.signals["session_ids"]) == {"alice"}
+    assert "speakers" not in pool.signals and "titles" not in pool.signals  # not written
+    alone = InMemoryEmbeddingRetriever(backend._store, top_k=3, filters={
+        "field": "meta.session_id", "operator": "==", "value": "alice"}).run(
+        query_embedding=embedder.encode([QUESTION])[0].tolist())["documents"]
+    assert backend.pool("alice", QUESTION, 3).uids == [d.id for d in alone]
+    dataset = HaystackBackend(dataset_signals=True)
+    assert dataset.load_existing(units, embedder=embedder, workdir=tmp_path)  # the saved store
+    mixed = dataset.pool("alice", QUESTION, 200)
+    assert mixed.uids == pool.uids and set(mixed.signals["speakers"]) == {"alice"}
+    assert not HaystackBackend().load_existing(units[:-1], embedder=embedder, workdir=tmp_path)
+    backend.close()
+
+
+def test_eval_backend_hands_titles_over_as_meta(tmp_path):
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+
+    backend = build_backend("haystack")
+    units = [MemoryUnit(uid=f"p{i}", text=f"Doc {i}: {f}", group="docs", session_id=f"p{i}",
+                        source_ids=(f"p{i}",), title=f"Doc {i}") for i, f in enumerate(FACTS)]
+    backend.build(units, embedder=get_embedder("minilm", threads=1), workdir=tmp_path)
+    pool = backend.pool("docs", QUESTION, 200)
+    by_uid = {u.uid: u for u in units}
+    assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.uids]
