@@ -10,7 +10,7 @@
 #           and examples/EXTRA_quickstart.py runs offline.
 #
 # Measured on the shared 2-core machine under load (2 lanes; install + imports + example):
-# graphiti 96 s, langgraph 87, memorybank 74, langchain 92, llamaindex 138, lightmem 115 (no
+# graphiti 96 s, langgraph 87, memorybank 74, langchain 92, haystack 52, llamaindex 138, lightmem 115 (no
 # wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, fast 127
 # (36 s install + 91 s tests): about 34 min of lane time, about 17 min of wall time with
 # -j 2, beside the ~21 min main pytest of .ci/run.
