@@ -10,7 +10,7 @@
 #           and examples/EXTRA_quickstart.py runs offline.
 #
 # Measured on the shared 2-core machine under load (2 lanes; install + imports + example):
-# graphiti 96 s, langgraph 87, memorybank 74, langchain 92, llamaindex 138, lightmem 115 (no
+# graphiti 96 s, langgraph 87, memorybank 74, langchain 92, haystack 52, llamaindex 138, lightmem 115 (no
 # wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, fast 127
 # (36 s install + 91 s tests): about 34 min of lane time, about 17 min of wall time with
 # -j 2, beside the ~21 min main pytest of .ci/run.
@@ -26,7 +26,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain graphiti cognee)
+ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee)
 lanes=1
 if [ "${1:-}" = "-j" ]; then lanes="$2"; shift 2; fi
 checks=("$@")
@@ -37,7 +37,7 @@ done
 
 export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
-export GRAPHITI_TELEMETRY_ENABLED=false
+export GRAPHITI_TELEMETRY_ENABLED=false HAYSTACK_TELEMETRY_ENABLED=False
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/extras-alone.XXXXXX")"

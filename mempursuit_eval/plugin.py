@@ -19,6 +19,8 @@ BACKENDS = {
                    "MemoryBank's FAISS index per user"),
     "llamaindex": ("mempursuit_eval.backends.llamaindex:LlamaIndexBackend",
                    "a LlamaIndex VectorMemoryBlock over local Qdrant"),
+    "haystack": ("mempursuit_eval.backends.haystack:HaystackBackend",
+                 "Haystack's InMemoryDocumentStore and embedding retriever"),
     "langgraph": ("mempursuit_eval.backends.langgraph:LangGraphBackend",
                   "LangGraph's own store (memory, sqlite or postgres)"),
     "graphiti": ("mempursuit_eval.backends.graphiti:GraphitiBackend",

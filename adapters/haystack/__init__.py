@@ -1,0 +1,20 @@
+"""MemPursuit for Haystack: :class:`MemPursuitRanker`, a ranker component that reorders the
+documents a retriever returns (``pipeline.add_component("ranker", MemPursuitRanker(top_k=10))``
+after a retriever asked for a pool of 200); :class:`MemPursuitTextEmbedder` and
+:class:`MemPursuitDocumentEmbedder`, the packaged offline embedder as Haystack components.
+
+Importing this package does not import Haystack; the names below do.
+"""
+
+from mempursuit_core.adapter import lazy_exports
+
+__all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitDocumentEmbedder", "MemPursuitRanker",
+           "MemPursuitTextEmbedder"]
+
+
+__getattr__, __dir__ = lazy_exports(globals(), {"DEFAULT_METADATA_KEYS": "ranker",
+                                                "MemPursuitRanker": "ranker",
+                                                "MemPursuitTextEmbedder": "embedders",
+                                                "MemPursuitDocumentEmbedder": "embedders"},
+                                    needs={"*": "haystack"}, framework="Haystack",
+                                    extra="haystack")

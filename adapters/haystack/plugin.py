@@ -1,0 +1,19 @@
+"""Registers the Haystack adapter (imports cleanly without Haystack)."""
+
+from mempursuit_core.adapter import AdapterSpec, hookimpl
+
+SPEC = AdapterSpec(
+    name="haystack",
+    module="mempursuit_haystack.ranker",
+    framework="haystack",
+    extra="haystack",
+    swap=('pipeline.add_component("ranker", MemPursuitRanker(top_k=10)) after a retriever with '
+          "top_k=200 (return_embedding=True), connected to retriever.documents"),
+    docs="docs/adapters/haystack.md",
+    summary="Haystack: a ranker component that reorders the documents a retriever returns",
+)
+
+
+@hookimpl
+def register_adapters(register):
+    register(SPEC)

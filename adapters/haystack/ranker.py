@@ -1,0 +1,328 @@
+"""MemPursuit as a Haystack ranker component.
+
+A Haystack pipeline ranks documents in a ranker placed after its retriever. Ask the retriever
+for a pool (``top_k=200``) and :class:`MemPursuitRanker` keeps the ``top_k`` the read policy
+picks, most useful first::
+
+    pipeline.add_component("retriever", InMemoryEmbeddingRetriever(store, top_k=200,
+                                                                   return_embedding=True))
+    pipeline.add_component("ranker", MemPursuitRanker(top_k=10))
+    pipeline.connect("retriever.documents", "ranker.documents")
+    pipeline.connect("embedder.embedding", "ranker.query_embedding")   # optional
+
+    pipeline.run({"embedder": {"text": q}, "ranker": {"query": q}})
+
+``run(query, documents, top_k=None, query_embedding=None)`` returns ``{"documents": [...]}``
+like Haystack's own rankers.
+
+Where the vectors come from, in this order (:attr:`MemPursuitRanker.vector_sources` counts
+each):
+
+1. ``"documents"``: each document's own ``embedding``: the embedding retrievers return it
+   with ``return_embedding=True`` (``InMemoryEmbeddingRetriever``, Qdrant's, pgvector's,
+   Chroma's; their default is False);
+2. ``"store"``: otherwise the stored vectors, read by document id from ``document_store=``
+   (``get_documents_by_id`` where the store has it: Qdrant, ...; else ``filter_documents`` on
+   ``id``: ``InMemoryDocumentStore`` and any store that returns embeddings from it);
+3. ``"embedded"``: otherwise the documents' ``content`` embedded with ``document_embedder=``
+   (a document embedder component), else ``text_embedder=``, else the packaged MiniLM,
+   cached by content hash, with one warning per ranker saying why.
+
+The query vector: ``query_embedding`` when given (connect the text embedder's ``embedding``),
+else the query embedded with ``text_embedder=``, else with the packaged MiniLM. Give the same
+model the documents were embedded with.
+
+Signals (:func:`mempursuit_core.adapter.metadata_signals`): the texts (``content``);
+``timestamps`` / ``speakers`` / ``session_ids`` from the ``meta`` keys in ``metadata_keys``
+when the documents have them; ``titles`` (``meta["title"]``, else the stem of ``file_path`` /
+``file_name`` / ``source`` / ``url``) and ``session_ids`` (one per source document: those
+keys, else the ``source_id`` Haystack's splitters set); the retriever's ``score``.
+
+Budget rule: the framework's ``top_k`` keeps its meaning (the number of documents returned;
+None: all); ``k`` only caps it: ``K = min(k, top_k)``. The candidates are the first
+``max(pool, K)`` documents; a ``K`` above ``pool`` is logged once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any, Dict, List, Mapping, Optional
+
+import numpy as np
+from haystack import Document, component, default_from_dict, default_to_dict
+from haystack.core.errors import SerializationError
+
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
+                                    ReadOptions, Reranker, check_int, metadata_signals,
+                                    native_scores, pool_signals)
+
+__all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
+
+logger = logging.getLogger(__name__)
+
+
+def _stored_vectors(store: Any, ids: List[str]) -> Optional[List[Any]]:
+    """The stored vectors of document ``ids`` (None where absent), or None when the store
+    cannot return documents by id."""
+    if hasattr(store, "get_documents_by_id"):
+        found = store.get_documents_by_id(list(ids))
+    elif hasattr(store, "filter_documents"):
+        found = store.filter_documents(filters={"field": "id", "operator": "in",
+                                                "value": list(ids)})
+    else:
+        return None
+    by_id = {d.id: d.embedding for d in found or []}
+    return [by_id.get(i) for i in ids]
+
+
+@component
+class MemPursuitRanker:
+    """Keep the ``top_k`` retrieved documents a read policy picks, in its order.
+
+    Parameters
+    ----------
+    top_k : int or None, default 10
+        The number of documents returned (Haystack's rankers' ``top_k``; ``run(top_k=...)``
+        overrides it); None returns every document, reordered.
+    k : int or None, default None
+        A cap on ``top_k`` (the shared read option): ``K = min(k, top_k)``.
+    pool : int, default 200
+        ``P``: the first ``max(pool, K)`` documents are the candidates (the retriever's
+        ``top_k``).
+    policy : str or Selector, default ``mempursuit_core.DEFAULT_POLICY``
+        ``"native"`` returns the first ``top_k`` documents as retrieved.
+    policy_options : dict, optional
+        Selector options; other keyword arguments are taken as selector options too.
+    strict : bool, default False
+        False: on any failure, one warning and the first ``top_k`` documents as retrieved;
+        True raises.
+    document_store : DocumentStore, optional
+        Where stored vectors are read by id when the documents come without them.
+    text_embedder : component, optional
+        Embeds the query when ``run`` gets no ``query_embedding`` (``run(text=...)`` ->
+        ``{"embedding": ...}``); default the packaged MiniLM.
+    document_embedder : component, optional
+        Embeds documents without a vector anywhere (``run(documents=...)``); default the
+        ``text_embedder``, else the packaged MiniLM.
+    metadata_keys : dict, optional
+        ``{signal: meta key}``, default :data:`DEFAULT_METADATA_KEYS`.
+    """
+
+    def __init__(self, top_k: Optional[int] = 10, *, k: Optional[int] = None,
+                 pool: Optional[int] = None, policy: Any = None,
+                 policy_options: Optional[Mapping[str, Any]] = None,
+                 strict: Optional[bool] = None, document_store: Any = None,
+                 text_embedder: Any = None, document_embedder: Any = None,
+                 metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+        check_int("top_k", top_k, allow_none=True)
+        for name, part in (("text_embedder", text_embedder),
+                           ("document_embedder", document_embedder)):
+            if part is not None and not callable(getattr(part, "run", None)):
+                raise TypeError(f"MemPursuitRanker: {name}= takes an embedder component (with "
+                                f"run()), got {type(part).__name__}")
+        if document_store is not None and not (hasattr(document_store, "filter_documents")
+                                               or hasattr(document_store, "get_documents_by_id")):
+            raise TypeError("MemPursuitRanker: document_store= takes a Haystack document store "
+                            f"(filter_documents), got {type(document_store).__name__}")
+        self._options = ReadOptions.build("MemPursuitRanker", k=k, pool=pool, policy=policy,
+                                          policy_options=policy_options, strict=strict, **options)
+        self.top_k = top_k
+        self.k, self.pool = self._options.k, self._options.pool
+        self.policy, self.strict = self._options.policy, self._options.strict
+        self.policy_options = dict(self._options.policy_options)
+        self.document_store = document_store
+        self.text_embedder = text_embedder
+        self.document_embedder = document_embedder
+        self.metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
+                                  else metadata_keys)
+        self._selector = self._options.selector()  # a bad policy name or option fails here
+        self._rerankers: Dict[int, Reranker] = {}
+        self._vectors = EmbeddedVectors()
+        self._minilm = None
+        self._warned = False
+        self._why = "cannot return documents by id"
+
+    # -- set-up ----------------------------------------------------------------------------
+
+    def warm_up(self) -> None:
+        """Warm up the embedders given (a pipeline calls this before its first run)."""
+        for part in (self.text_embedder, self.document_embedder):
+            if part is not None and callable(getattr(part, "warm_up", None)):
+                part.warm_up()
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Serialise the ranker (``pipeline.dumps()``): its options, and the document store and
+        embedders given to it through their own ``to_dict``.
+
+        Raises
+        ------
+        SerializationError
+            When ``policy`` is a selector object, not a registered name.
+        """
+        if not isinstance(self.policy, str):
+            raise SerializationError(
+                f"MemPursuitRanker: policy={type(self.policy).__name__}(...) is an object; a "
+                "serialised pipeline needs a registered policy name (register the selector "
+                "through a plugin, or build this ranker in code)")
+        return default_to_dict(self, top_k=self.top_k, k=self.k, pool=self.pool,
+                               policy=self.policy, policy_options=self.policy_options,
+                               strict=self.strict, document_store=self.document_store,
+                               text_embedder=self.text_embedder,
+                               document_embedder=self.document_embedder,
+                               metadata_keys=self.metadata_keys)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "MemPursuitRanker":
+        """The ranker :meth:`to_dict` wrote (the store and embedders rebuilt by their
+        ``from_dict``)."""
+        return default_from_dict(cls, data)
+
+    @property
+    def vector_sources(self) -> Dict[str, int]:
+        """How many document vectors came from each source so far: ``documents``, ``store``,
+        ``embedded``."""
+        return dict(self._vectors.sources)
+
+    def _reranker(self, budget: int) -> Reranker:
+        """The shared rerank rules for a read returning ``budget`` documents: the options with
+        ``k`` = that budget, the one selector built at construction."""
+        if budget not in self._rerankers:
+            reranker = Reranker(dataclasses.replace(self._options, k=budget),
+                                framework="Haystack", where="MemPursuitRanker")
+            reranker.selector = self._selector
+            self._rerankers[budget] = reranker
+        return self._rerankers[budget]
+
+    # -- vectors -----------------------------------------------------------------------------
+
+    def _packaged(self):
+        if self._minilm is None:
+            from mempursuit_core.adapter import get_embedder
+
+            self._minilm = get_embedder("minilm")
+        return self._minilm
+
+    def _embed_query(self, query: str) -> List[float]:
+        if self.text_embedder is not None:
+            return list(self.text_embedder.run(text=query)["embedding"])
+        return self._packaged().encode([query])[0].tolist()
+
+    def _embed_texts(self, texts: List[str]) -> List[List[float]]:
+        if not texts:
+            return []
+        if self.document_embedder is not None:
+            out = self.document_embedder.run(documents=[Document(content=t) for t in texts])
+            return [list(d.embedding) for d in out["documents"]]
+        if self.text_embedder is not None:
+            return [list(self.text_embedder.run(text=t)["embedding"]) for t in texts]
+        return self._packaged().encode(texts).tolist()
+
+    def _document_vectors(self, docs: List[Document]) -> List[Any]:
+        vectors: List[Any] = [d.embedding for d in docs]
+        self._vectors.count("documents", sum(v is not None for v in vectors))
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if missing and self.document_store is not None:
+            found = _stored_vectors(self.document_store, [docs[i].id for i in missing])
+            if found is None:
+                self._why = "cannot return documents by id"
+            else:
+                if all(v is None for v in found):
+                    self._why = ("holds none of these document ids, or returns them without "
+                                 "embeddings (is it the store they were retrieved from?)")
+                for i, v in zip(missing, found):
+                    vectors[i] = v
+                self._vectors.count("store", sum(v is not None for v in found))
+                missing = [i for i in missing if vectors[i] is None]
+        if missing:
+            if not self._warned:
+                self._warned = True
+                by = (type(self.document_embedder or self.text_embedder).__name__
+                      if (self.document_embedder or self.text_embedder) is not None
+                      else "the packaged MiniLM")
+                logger.warning(
+                    "mempursuit: %d retrieved documents came without their embeddings and %s; "
+                    "embedding their content with %s (cached by content hash). Set "
+                    "return_embedding=True on the retriever, or pass document_store=, to use "
+                    "the stored ones.", len(missing),
+                    "no document_store= was given" if self.document_store is None else
+                    f"{type(self.document_store).__name__} {self._why}", by)
+            texts = [docs[i].content or "" for i in missing]
+            new = self._vectors.to_embed(texts)
+            self._vectors.fill(vectors, missing, texts, new, self._embed_texts(new))
+        return vectors
+
+    # -- the pool ----------------------------------------------------------------------------
+
+    def candidate_pool(self, query: str, documents: List[Document],
+                       query_embedding: Optional[List[float]] = None
+                       ) -> CandidatePool[Document]:
+        """The documents (native order) with their vectors, the query vector and the signals.
+
+        Parameters
+        ----------
+        query : str
+        documents : list of Document, length P
+            The candidates, in the retriever's order.
+        query_embedding : list of float, length d, optional
+            Default: the query embedded (``text_embedder``, else the packaged MiniLM).
+
+        Returns
+        -------
+        CandidatePool
+            ``items`` the documents, ``vectors`` (P, d), ``query_vector`` (d,),
+            ``native_scores`` (P,) the retriever's scores (None when any is missing).
+        """
+        docs = list(documents)
+        if not isinstance(query, str):
+            raise TypeError(f"MemPursuitRanker needs the query as a string, got "
+                            f"{type(query).__name__}")
+        vectors = self._document_vectors(docs)
+        qv = np.asarray(query_embedding if query_embedding is not None
+                        else self._embed_query(query), dtype=np.float32)
+        if qv.ndim != 1:
+            raise ValueError(f"query_embedding must be one vector, got shape {qv.shape}")
+        texts = [d.content or "" for d in docs]
+        extra = metadata_signals([d.meta for d in docs], self.metadata_keys,
+                                 sources=[(d.meta or {}).get("source_id") for d in docs])
+        matrix = (np.asarray(vectors, dtype=np.float32).reshape(len(docs), -1) if docs
+                  else np.empty((0, qv.shape[0]), dtype=np.float32))
+        return CandidatePool(docs, qv, matrix, native_scores=native_scores([d.score for d in docs]),
+                             signals=pool_signals(texts, query, **extra))
+
+    # -- the component -----------------------------------------------------------------------
+
+    def _budget(self, top_k: Optional[int], available: int) -> int:
+        if top_k is None:
+            top_k = self.top_k
+        else:
+            check_int("top_k", top_k)
+        return self._options.budget(available if top_k is None else top_k)
+
+    @component.output_types(documents=List[Document])
+    def run(self, query: str, documents: List[Document], top_k: Optional[int] = None,
+            query_embedding: Optional[List[float]] = None) -> Dict[str, List[Document]]:
+        """Reorder ``documents`` for ``query`` and keep ``top_k``.
+
+        Parameters
+        ----------
+        query : str
+        documents : list of Document
+            The retriever's documents, its order.
+        top_k : int, optional
+            Overrides the ``top_k`` given at construction.
+        query_embedding : list of float, optional
+            The query's vector (connect the text embedder's ``embedding``).
+
+        Returns
+        -------
+        dict
+            ``{"documents": list of Document}``: at most ``K``, the policy's order; the first
+            ``K`` as retrieved with ``policy="native"`` or after a failure (one warning).
+        """
+        documents = list(documents)
+        budget = self._budget(top_k, len(documents))
+        reranker = self._reranker(max(budget, 1))
+        return {"documents": reranker.rerank(
+            documents, lambda docs: self.candidate_pool(query, docs, query_embedding),
+            strict=self.strict)}

@@ -1,0 +1,62 @@
+"""MemPursuit in Haystack: a ranker component after the retriever, offline.
+
+An ``InMemoryDocumentStore`` with the packaged all-MiniLM-L6-v2 (int8 ONNX) as Haystack
+embedder components, no LLM. It compares the retriever's own top 2 with the 2 documents the
+default read policy picks from the retriever's top 200.
+
+    pip install "mempursuit[haystack]"
+    python examples/haystack_quickstart.py
+
+The swap (after a retriever asked for the pool, with its documents' embeddings)::
+
+    pipeline.add_component("ranker", MemPursuitRanker(top_k=10))
+    pipeline.connect("retriever.documents", "ranker.documents")
+"""
+
+from haystack import Document, Pipeline
+from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+from mempursuit_haystack import MemPursuitDocumentEmbedder, MemPursuitRanker, MemPursuitTextEmbedder
+
+FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
+         "Alice relocated to Lisbon in March to start a robotics job.",
+         "In March Alice moved to Lisbon, where her new robotics job is.",
+         "Alice adopted a grey cat called Pixel.",
+         "Alice's sister Maya lives in Porto.",
+         "Bob plays the cello in a jazz band."]
+QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+
+
+def pipeline(store, ranker=None):
+    """Embed the query, retrieve; with a ranker: retrieve 200 and let it keep 2."""
+    p = Pipeline()
+    p.add_component("embedder", MemPursuitTextEmbedder())
+    p.add_component("retriever", InMemoryEmbeddingRetriever(
+        store, top_k=2 if ranker is None else 200, return_embedding=True))
+    p.connect("embedder.embedding", "retriever.query_embedding")
+    if ranker is not None:
+        p.add_component("ranker", ranker)  # the one-line swap, and its connections
+        p.connect("retriever.documents", "ranker.documents")
+        p.connect("embedder.embedding", "ranker.query_embedding")
+    return p
+
+
+def main():
+    store = InMemoryDocumentStore()
+    store.write_documents(MemPursuitDocumentEmbedder().run(
+        [Document(content=f) for f in FACTS])["documents"])
+    print(QUESTION)
+    for name, ranker in [("Haystack alone", None), ("MemPursuitRanker", MemPursuitRanker(top_k=2))]:
+        p = pipeline(store, ranker)
+        data = {"embedder": {"text": QUESTION}}
+        if ranker is not None:
+            data["ranker"] = {"query": QUESTION}
+        out = p.run(data)
+        print(f"\n{name}:")
+        for doc in out["ranker" if ranker is not None else "retriever"]["documents"]:
+            print(" ", doc.content)
+
+
+if __name__ == "__main__":
+    main()
