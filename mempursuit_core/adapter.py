@@ -31,7 +31,8 @@ the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
                             :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`
 ANN indexes (a full pool)   :func:`pgvector_read_settings` / :func:`apgvector_read_settings`
                             (``hnsw.ef_search`` / ``ivfflat.probes`` raised inside the read's
-                            transaction only), :func:`qdrant_search_params` (``hnsw_ef``),
+                            transaction only; :func:`pgvector_targets`: the values a read
+                            sets), :func:`qdrant_search_params` (``hnsw_ef``),
                             :func:`warn_short_pool` (one warning naming the setting to raise)
 helpers                     :func:`get_embedder` (the packaged offline embedder),
                             :class:`LexicalIndex` (BM25 over a pool's texts),
@@ -48,8 +49,8 @@ adapter's own tests.
 
 from __future__ import annotations
 
-from .ann import (apgvector_read_settings, pgvector_read_settings, qdrant_search_params,
-                  warn_short_pool)
+from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targets,
+                  qdrant_search_params, warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
 from .hookspecs import hookimpl
@@ -99,6 +100,7 @@ __all__ = [
     "metadata_signals",
     "native_scores",
     "pgvector_read_settings",
+    "pgvector_targets",
     "pool_signals",
     "qdrant_search_params",
     "read_or_native",

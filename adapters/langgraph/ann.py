@@ -1,12 +1,16 @@
-"""The pool search on PostgreSQL with a beam of ``P`` (``hnsw.ef_search``, ``ivfflat.probes``).
+"""The pool search on PostgreSQL: a beam of ``P`` and the stored vectors, in one round trip.
 
 ``PostgresStore`` runs each search as its own autocommit statement, so a transaction-local
 setting would not reach it. For the pool read the adapter runs the store's own search step
 (``_batch_search_ops``: its SQL, filters, TTL rules, query embedding) on the store's cursor,
-inside one transaction that first widens the index's beam
-(:func:`mempursuit_core.ann.pgvector_read_settings`). The setting ends with that transaction;
-the caller's connection is left as it was. Other stores read exactly (InMemoryStore, SQLite):
-their search passes through ``batch``.
+inside one transaction that first widens the index's beam (``hnsw.ef_search`` >= P,
+``ivfflat.probes`` >= P / 100, never lowered; :func:`mempursuit_core.ann.pgvector_targets`).
+The store's search statement is read as a subquery that also returns each item's stored vectors
+(pgvector's binary send format), so the pool and its vectors arrive together. On a pipelined
+connection (the store's default) the transaction, the setting and the search go out in one
+network round trip. The setting ends with that transaction; inside a caller's own transaction
+it is put back before the read returns, so the caller's connection is left as it was. Other
+stores read exactly (InMemoryStore, SQLite): their search passes through ``batch``.
 """
 
 from __future__ import annotations
@@ -14,36 +18,198 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import numpy as np
 from langgraph.store.base import SearchItem, SearchOp
 
-from mempursuit_core.adapter import apgvector_read_settings, pgvector_read_settings
+from mempursuit_core.adapter import pgvector_targets
 
 __all__ = ["apool_search", "pool_search"]
 
 logger = logging.getLogger("mempursuit_langgraph.store")
 
+_PG = "langgraph.store.postgres.base.PostgresStore"
+_APG = "langgraph.store.postgres.aio.AsyncPostgresStore"
 
-def _postgres(store: Any, name: str) -> bool:
+# One statement reads the session's values and raises them (never lowers): nothing to wait for
+# before the search is sent. OFFSET 0 keeps the read of the old values before the set_config.
+_INT = "CASE WHEN {v} ~ '^\\s*[0-9]+\\s*$' THEN ({v})::int ELSE {d} END"
+_RAISE_SQL = (
+    "SELECT old.ef, old.probes, "
+    "set_config('hnsw.ef_search', greatest(" + _INT.format(v="old.ef", d=40) + ", %s)::text, true), "
+    "set_config('ivfflat.probes', greatest(" + _INT.format(v="old.probes", d=1)
+    + ", %s)::text, true) "
+    "FROM (SELECT current_setting('hnsw.ef_search', true) AS ef, "
+    "current_setting('ivfflat.probes', true) AS probes OFFSET 0) old")
+_RESTORE_SQL = ("SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('ivfflat.probes', %s, true)")
+# the store's search as a subquery, each row with every stored field vector of its item
+_WITH_VECTORS = ("SELECT mp_pool.*, (SELECT array_agg({send}(mp_sv.embedding)) "
+                 "FROM store_vectors mp_sv WHERE mp_sv.prefix = mp_pool.prefix "
+                 "AND mp_sv.key = mp_pool.key) AS mp_vectors FROM ({sql}) mp_pool")
+
+Key = tuple[tuple[str, ...], str]
+
+
+def _is(store: Any, name: str) -> bool:
     return any(f"{c.__module__}.{c.__qualname__}" == name for c in type(store).__mro__)
 
 
-def pool_search(store: Any, op: SearchOp) -> list[SearchItem]:
-    """``store.batch([op])[0]``, with the ANN beam raised to ``op.limit`` on PostgreSQL."""
-    if not _postgres(store, "langgraph.store.postgres.base.PostgresStore"):
-        return store.batch([op])[0]
+def _vector_kind(store: Any) -> tuple[str, str]:
+    kind = ((getattr(store, "index_config", None) or {}).get("ann_index_config") or {}).get(
+        "vector_type", "vector")
+    if kind not in ("vector", "halfvec"):
+        from .readers import VectorAccessError
+        raise VectorAccessError(f"pgvector {kind!r} vectors are not read (vector, halfvec are)")
+    return kind, (">f4" if kind == "vector" else ">f2")
+
+
+def decode_vectors(bufs: list[bytes], dtype: str) -> np.ndarray:
+    """pgvector binary values (``int16 dim, int16 0, dim big-endian floats``), all of one dim.
+
+    Returns ``(n, dim)`` float32, decoded in one NumPy call.
+    """
+    from .readers import VectorAccessError
+
+    width = np.dtype(dtype).itemsize
+    size = len(bufs[0])
+    dim = int.from_bytes(bufs[0][:2], "big")
+    if size != 4 + width * dim or any(len(b) != size for b in bufs):
+        raise VectorAccessError("the pool's stored vectors differ in dimension or are malformed")
+    raw = np.frombuffer(b"".join(bufs), dtype=np.uint8).reshape(len(bufs), size)
+    return raw[:, 4:].copy().view(dtype).astype(np.float32)
+
+
+class _VectorsCursor:
+    """The store's cursor; its search statement also returns the items' stored vectors.
+
+    ``_batch_search_ops`` calls ``execute(sql, params)`` then ``fetchall()``; the rows it gets
+    are the store's own, without the added column, which is kept in :attr:`vectors`.
+    """
+
+    def __init__(self, cur: Any, send: str):
+        self._cur, self._send = cur, send
+        self.vectors: dict[tuple[str, str], list[bytes]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cur, name)
+
+    def execute(self, query: str, params: Any = None, **kw: Any) -> Any:
+        self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query), params, **kw)
+        return self
+
+    def fetchall(self) -> list[Any]:
+        return self._split(self._cur.fetchall())
+
+    def _split(self, rows: list[Any]) -> list[Any]:
+        for row in rows:
+            bufs = row.pop("mp_vectors")
+            if bufs:
+                self.vectors[(row["prefix"], row["key"])] = [b for b in bufs if b is not None]
+        return rows
+
+
+class _AsyncVectorsCursor(_VectorsCursor):
+    async def execute(self, query: str, params: Any = None, **kw: Any) -> Any:  # type: ignore[override]
+        await self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query), params, **kw)
+        return self
+
+    async def fetchall(self) -> list[Any]:  # type: ignore[override]
+        return self._split(await self._cur.fetchall())
+
+
+def _stored(items: list[SearchItem], found: dict[tuple[str, str], list[bytes]],
+            dtype: str) -> dict[Key, list[Any]]:
+    """``{(namespace, key): [vector, ...]}`` for the items whose rows carried vectors."""
+    keyed = [((i.namespace, i.key), found.get((".".join(i.namespace), i.key))) for i in items]
+    keyed = [(k, bufs) for k, bufs in keyed if bufs]
+    if not keyed:
+        return {}
+    if all(len(bufs) == 1 for _, bufs in keyed):  # one indexed field: one decode for the pool
+        rows = decode_vectors([bufs[0] for _, bufs in keyed], dtype)
+        return {k: [row] for (k, _), row in zip(keyed, rows)}
+    return {k: list(decode_vectors(bufs, dtype)) for k, bufs in keyed}
+
+
+def _targets(pool: int) -> tuple[int, int]:
+    """The floors a read of ``pool`` rows raises the session's values to."""
+    ef, probes, _ = pgvector_targets(pool, 0, 0)
+    return ef, probes
+
+
+def _after(old: Any, pool: int, nested: bool) -> tuple[str, str] | None:
+    """Warn at pgvector's cap; the values to put back when the read joined a transaction."""
+    ef, probes = (old["ef"], old["probes"]) if isinstance(old, dict) else (old[0], old[1])
+    warning = pgvector_targets(pool, ef, probes)[2]
+    if warning:
+        _warn_cap(pool, warning)
+    if not nested:
+        return None  # our own transaction: its end discards the setting
+    return str(ef or 40), str(probes or 1)
+
+
+_warned: set[int] = set()
+
+
+def _warn_cap(pool: int, message: str) -> None:
+    if pool not in _warned:
+        _warned.add(pool)
+        logger.warning("%s", message)
+
+
+def _nested(conn: Any) -> bool:
+    from psycopg.pq import TransactionStatus
+
+    return conn.info.transaction_status != TransactionStatus.IDLE
+
+
+def pool_search(store: Any, op: SearchOp
+                ) -> tuple[list[SearchItem], dict[Key, list[Any]] | None]:
+    """``store.batch([op])[0]`` with the ANN beam raised to ``op.limit`` on PostgreSQL.
+
+    Returns
+    -------
+    items : list of SearchItem
+        The store's own search result for ``op``.
+    vectors : dict or None
+        ``{(namespace, key): [stored field vector (d,), ...]}`` read with the search
+        (PostgreSQL), or None where the store's vectors are read separately.
+    """
+    if not _is(store, _PG):
+        return store.batch([op])[0], None
+    kind, dtype = _vector_kind(store)
     results: list[Any] = [None]
-    with store._cursor(pipeline=True) as cur, cur.connection.transaction():
-        with pgvector_read_settings(cur, op.limit, log=logger):
-            store._batch_search_ops([(0, op)], results, cur)
-    return results[0]
+    ef, probes = _targets(op.limit)
+    with store._cursor(pipeline=True) as cur:
+        conn = cur.connection
+        nested = _nested(conn)
+        with conn.transaction():
+            settings = conn.cursor()
+            settings.execute(_RAISE_SQL, (ef, probes))
+            vcur = _VectorsCursor(cur, f"{kind}_send")
+            store._batch_search_ops([(0, op)], results, vcur)
+            back = _after(settings.fetchone(), op.limit, nested)
+            if back is not None:
+                settings.execute(_RESTORE_SQL, back)
+    return results[0], _stored(results[0], vcur.vectors, dtype)
 
 
-async def apool_search(store: Any, op: SearchOp) -> list[SearchItem]:
+async def apool_search(store: Any, op: SearchOp
+                       ) -> tuple[list[SearchItem], dict[Key, list[Any]] | None]:
     """:func:`pool_search` through the store's async API."""
-    if not _postgres(store, "langgraph.store.postgres.aio.AsyncPostgresStore"):
-        return (await store.abatch([op]))[0]
+    if not _is(store, _APG):
+        return (await store.abatch([op]))[0], None
+    kind, dtype = _vector_kind(store)
     results: list[Any] = [None]
-    async with store._cursor(pipeline=True) as cur, cur.connection.transaction():
-        async with apgvector_read_settings(cur, op.limit, log=logger):
-            await store._batch_search_ops([(0, op)], results, cur)
-    return results[0]
+    ef, probes = _targets(op.limit)
+    async with store._cursor(pipeline=True) as cur:
+        conn = cur.connection
+        nested = _nested(conn)
+        async with conn.transaction():
+            settings = conn.cursor()
+            await settings.execute(_RAISE_SQL, (ef, probes))
+            vcur = _AsyncVectorsCursor(cur, f"{kind}_send")
+            await store._batch_search_ops([(0, op)], results, vcur)
+            back = _after(await settings.fetchone(), op.limit, nested)
+            if back is not None:
+                await settings.execute(_RESTORE_SQL, back)
+    return results[0], _stored(results[0], vcur.vectors, dtype)

@@ -216,3 +216,6 @@ register_vector_reader("langgraph.store.sqlite.base.SqliteStore", _read_sqlite)
 register_vector_reader("langgraph.store.sqlite.aio.AsyncSqliteStore", aread=_aread_sqlite)
 register_vector_reader("langgraph.store.postgres.base.PostgresStore", _read_postgres)
 register_vector_reader("langgraph.store.postgres.aio.AsyncPostgresStore", aread=_aread_postgres)
+#: the PostgreSQL readers above; while they are the store's, the pool search itself returns the
+#: vectors (:mod:`.ann`) and they are not called
+BUILTIN_POSTGRES = (VectorReader(_read_postgres, None), VectorReader(None, _aread_postgres))

@@ -52,7 +52,7 @@ from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native
                                     read_or_native)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
-from .readers import VectorAccessError, reader_for
+from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
 
 __all__ = ["LangGraphPool", "MemPursuitStore", "QueryCapture", "SIGNAL_FIELDS"]
 
@@ -156,6 +156,11 @@ class LangGraphPool:
     native: list[SearchItem]
     candidates: CandidatePool[SearchItem]
     unscored: list[SearchItem] = field(default_factory=list)
+
+
+def _read_with_search(reader: Any, stored: Any) -> bool:
+    """The vectors came with the pool search and no other reader is registered for the store."""
+    return stored is not None and reader is not None and reader in BUILTIN_POSTGRES
 
 
 def _string_leaves(value: Any) -> list[str]:
@@ -432,16 +437,17 @@ class MemPursuitStore(BaseStore):
         if capture is not None:
             capture.expect(op.query)
         try:
-            native = pool_search(self.store, self._pool_op(op, size))
+            native, stored = pool_search(self.store, self._pool_op(op, size))
         finally:
             qvec = capture.take(op.query) if capture is not None else None
         qvec = self._query_vector(op.query, qvec)
         reader = reader_for(self.store)
-        keys = [(item.namespace, item.key) for item in native]
-        if reader is not None and reader.read is not None:
-            stored = reader(self.store, keys)
-        else:
-            stored = self._embed_pool(native)
+        if not _read_with_search(reader, stored):
+            keys = [(item.namespace, item.key) for item in native]
+            if reader is not None and reader.read is not None:
+                stored = reader(self.store, keys)
+            else:
+                stored = self._embed_pool(native)
         return self._assemble(native, stored, qvec, op.query)
 
     async def _aread_pool(self, op: SearchOp, size: int) -> LangGraphPool:
@@ -450,16 +456,17 @@ class MemPursuitStore(BaseStore):
         if capture is not None:
             capture.expect(op.query)
         try:
-            native = await apool_search(self.store, self._pool_op(op, size))
+            native, stored = await apool_search(self.store, self._pool_op(op, size))
         finally:
             qvec = capture.take(op.query) if capture is not None else None
         qvec = await self._aquery_vector(op.query, qvec)
         reader = reader_for(self.store)
-        keys = [(item.namespace, item.key) for item in native]
-        if reader is not None:
-            stored = await reader.acall(self.store, keys)
-        else:
-            stored = await self._aembed_pool(native)
+        if not _read_with_search(reader, stored):
+            keys = [(item.namespace, item.key) for item in native]
+            if reader is not None:
+                stored = await reader.acall(self.store, keys)
+            else:
+                stored = await self._aembed_pool(native)
         return self._assemble(native, stored, qvec, op.query)
 
     def _check_index(self) -> None:
