@@ -151,8 +151,10 @@ def _keys(items) -> list[int]:
 
 
 def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, pool: int = 200,
-        clients: int = 8, throughput_queries: int | None = None) -> dict:
-    """Completeness, latency and throughput on a loaded store (see the module docstring)."""
+        clients: int = 8, throughput_queries: int | None = None,
+        ef_sweep: tuple[int, ...] = (40, 60, 80, 100, 120, 160, 200, 300, 400, 600, 800, 1000),
+        ) -> dict:
+    """Completeness, latency, throughput and the breakdown on a loaded store (module docstring)."""
     from langgraph.store.base import SearchOp
 
     from mempursuit_langgraph import MemPursuitStore
@@ -173,7 +175,6 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
 
     native_full, wrapped_full, native_len, wrapped_len = [], [], [], []
     recall_k: dict[str, list[float]] = {"native top-K": [], "wrapped pool": []}
-    lat: dict[str, list[float]] = {"native top-K": [], "wrapped top-K": []}
     for t in texts[:5]:  # warm-up: plans, numba, caches
         store.search(NS, query=t, limit=k)
         wrapped.search(NS, query=t, limit=k)
@@ -185,20 +186,44 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
         wrapped_len.append(len(got))
         wrapped_full.append(len(exact[i] & set(_keys(got))) / pool)
         recall_k["wrapped pool"].append(len(exact_k[i] & set(_keys(got))) / k)
-        for name, read in (("native top-K", store.search), ("wrapped top-K", wrapped.search)):
+        out = store.search(NS, query=t, limit=k)
+        recall_k["native top-K"].append(len(exact_k[i] & set(_keys(out))) / k)
+    wrapped_recall = float(np.mean(recall_k["wrapped pool"]))
+
+    # the like-for-like native read: the session's hnsw.ef_search raised (what a user who wants
+    # a good native top K sets) until its exact top-K recall matches the wrapped pool's
+    eq_store, eq_conn = _store(uri, memories.shape[1], embed)
+    by_ef: dict[str, float] = {}
+    equal_ef = None
+    for ef in ef_sweep:
+        _set_ef(eq_conn, ef)
+        by_ef[str(ef)] = float(np.mean([len(exact_k[i] & set(_keys(
+            eq_store.search(NS, query=t, limit=k)))) / k for i, t in enumerate(texts)]))
+        if by_ef[str(ef)] >= wrapped_recall:
+            equal_ef = ef
+            break
+    equal_ef = equal_ef or ef_sweep[-1]
+    _set_ef(eq_conn, equal_ef)
+
+    lat: dict[str, list[float]] = {"native top-K": [], "native top-K, equal recall": [],
+                                   "wrapped top-K": []}
+    readers = (("native top-K", store.search), ("native top-K, equal recall", eq_store.search),
+               ("wrapped top-K", wrapped.search))
+    for t in texts[:5]:
+        eq_store.search(NS, query=t, limit=k)
+    for i, t in enumerate(texts):
+        for name, read in readers:
             t0 = time.perf_counter()
             out = read(NS, query=t, limit=k)
             lat[name].append(time.perf_counter() - t0)
             assert len(out) == k
-            if name == "native top-K":
-                recall_k[name].append(len(exact_k[i] & set(_keys(out))) / k)
+    parts = breakdown(conn, wrapped, texts, k)
     with conn.cursor() as cur:
         cur.execute("SHOW hnsw.ef_search")
         ef_after = cur.fetchone()["hnsw.ef_search"]
     sweep = {}
-    for ef in (pool, 2 * pool, 4 * pool):  # what a wider beam buys (capped at 1000)
-        ef = min(ef, 1000)
-        full = []
+    for ef in sorted({min(e, 1000) for e in (pool, 2 * pool, 4 * pool, 1000)}):
+        full = []  # what a wider beam than P buys (pgvector caps it at 1000)
         for i, t in enumerate(texts):
             with conn.transaction(), conn.cursor() as cur:
                 cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
@@ -207,12 +232,16 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
             full.append(len(exact[i] & set(_keys(res[0]))) / pool)
         sweep[str(ef)] = float(np.mean(full))
     conn.close()
+    eq_conn.close()
 
     n_tp = throughput_queries or len(texts)
     qps = {name: _throughput(uri, memories.shape[1], embed, texts[:n_tp], k, pool, clients,
-                             wrapped=(name == "wrapped"))
-           for name in ("native", "wrapped")}
+                             wrapped=(name == "wrapped"),
+                             ef=equal_ef if name == "native, equal recall" else None)
+           for name in ("native", "native, equal recall", "wrapped")}
     latency = {name: _stats(xs) for name, xs in lat.items()}
+    w, nd, ne = (latency[n]["p50_ms"] for n in ("wrapped top-K", "native top-K",
+                                                   "native top-K, equal recall"))
     return {
         "memories": int(len(memories)), "dim": int(memories.shape[1]),
         "queries": len(texts), "k": k, "pool": pool,
@@ -223,7 +252,8 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
         },
         "exact_top_k_recall": {
             "native search(limit=K), default ef_search": float(np.mean(recall_k["native top-K"])),
-            "wrapped pool (ef_search raised to P)": float(np.mean(recall_k["wrapped pool"])),
+            "wrapped pool (ef_search raised to P)": wrapped_recall,
+            "native search(limit=K) by hnsw.ef_search": by_ef,
         },
         "pool_rows_mean": {"native": float(np.mean(native_len)),
                            "wrapped": float(np.mean(wrapped_len))},
@@ -233,14 +263,130 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
             "p95": latency["wrapped top-K"]["p95_ms"] / latency["native top-K"]["p95_ms"]},
         "throughput": {"clients": clients, "queries_per_client": n_tp,
                        "qps": qps, "ratio_wrapped_over_native": qps["wrapped"] / qps["native"]},
+        "native_equal_recall": {
+            "hnsw.ef_search": equal_ef, "exact_top_k_recall": by_ef[str(equal_ef)],
+            "matches": by_ef[str(equal_ef)] >= wrapped_recall,
+            **latency["native top-K, equal recall"], "qps": qps["native, equal recall"]},
+        "breakdown_ms": parts,
+        "ratios": {"latency_p50_vs_equal_recall": w / ne, "latency_p50_vs_default": w / nd,
+                   "throughput_vs_equal_recall": qps["wrapped"] / qps["native, equal recall"],
+                   "throughput_vs_default": qps["wrapped"] / qps["native"]},
         "show_ef_search_after_wrapped_reads": ef_after,
     }
 
 
-def _throughput(uri, dim, embed, texts, k, pool, clients, *, wrapped: bool) -> float:
+def _set_ef(conn, ef: int) -> None:
+    """The session's ``hnsw.ef_search`` (autocommit: holds for the connection's later reads)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+
+
+#: the parts of a wrapped read, in the order they run (``breakdown``)
+PARTS = ("index search (server)", "stored vectors lookup (server)",
+         "transfer and psycopg row decoding", "rows to SearchItems (LangGraph)",
+         "vector decoding", "building the pool (checks, signals)", "the policy", "the rest")
+
+
+def breakdown(conn, wrapped, texts: list[str], k: int) -> dict[str, float]:
+    """Where a wrapped ``search(limit=K)`` spends its time: the p50 of each part, in ms.
+
+    Profiled on real reads, not estimated: the adapter's steps are timed by wrapping them
+    (the pool search's statement from sending to the last row received and decoded by psycopg,
+    LangGraph turning rows into ``SearchItem`` objects, the vectors' decoding, the pool's
+    checks and signals, the policy); the server's own execution time of the same statement
+    comes from ``EXPLAIN (ANALYZE)`` run right after the read, with and without the stored
+    vectors' lookup; "the rest" is the read's total minus the parts (transaction, settings,
+    query-vector capture, the wrapper's own Python).
+    """
+    from mempursuit_langgraph import ann, store as store_mod
+
+    marks: dict[str, float] = {}
+    stmt: list = []
+
+    def timed(obj, name, begin, end):
+        orig = getattr(obj, name)
+
+        def wrapper(*a, **kw):
+            marks[begin] = time.perf_counter()
+            try:
+                return orig(*a, **kw)
+            finally:
+                marks[end] = time.perf_counter()
+        setattr(obj, name, wrapper)
+        return orig
+
+    cursor_exec = ann._VectorsCursor.execute
+
+    def execute(self, query, params=None, **kw):
+        stmt[:] = [query, list(params)]
+        marks["sent"] = time.perf_counter()
+        return cursor_exec(self, query, params, **kw)
+
+    split = ann._VectorsCursor._split
+
+    def split_timed(self, rows):
+        marks["received"] = time.perf_counter()
+        return split(self, rows)
+
+    saved = [(ann._VectorsCursor, "execute", cursor_exec), (ann._VectorsCursor, "_split", split)]
+    ann._VectorsCursor.execute, ann._VectorsCursor._split = execute, split_timed
+    saved.append((ann, "_stored", timed(ann, "_stored", "decode0", "decode1")))
+    pg = type(wrapped.store)
+    saved.append((pg, "_batch_search_ops", timed(pg, "_batch_search_ops", "search0", "items")))
+    saved.append((store_mod.MemPursuitStore, "_assemble",
+                  timed(store_mod.MemPursuitStore, "_assemble", "build0", "build1")))
+    saved.append((store_mod.MemPursuitStore, "_choose",
+                  timed(store_mod.MemPursuitStore, "_choose", "policy0", "policy1")))
+    got: dict[str, list[float]] = {p: [] for p in PARTS}
+    try:
+        for t in texts:
+            marks.clear()
+            t0 = time.perf_counter()
+            wrapped.search(NS, query=t, limit=k)
+            total = 1000 * (time.perf_counter() - t0)
+            with_vectors = _server_ms(conn, ann._WITH_VECTORS.format(
+                send="vector_send", sql=stmt[0]), stmt[1], wrapped.options.pool)
+            search_only = _server_ms(conn, stmt[0], stmt[1], wrapped.options.pool)
+            round_trip = 1000 * (marks["received"] - marks["sent"])
+            part = {
+                "index search (server)": search_only,
+                "stored vectors lookup (server)": max(with_vectors - search_only, 0.0),
+                "transfer and psycopg row decoding": max(round_trip - with_vectors, 0.0),
+                "rows to SearchItems (LangGraph)": 1000 * (marks["items"] - marks["received"]),
+                "vector decoding": 1000 * (marks["decode1"] - marks["decode0"]),
+                "building the pool (checks, signals)": 1000 * (marks["build1"] - marks["build0"]),
+                "the policy": 1000 * (marks["policy1"] - marks["policy0"]),
+            }
+            part["the rest"] = max(total - sum(part.values()), 0.0)
+            for name, ms in part.items():
+                got[name].append(ms)
+            got.setdefault("total", []).append(total)
+    finally:
+        for obj, name, orig in saved:
+            setattr(obj, name, orig)
+    return {name: float(statistics.median(xs)) for name, xs in got.items()}
+
+
+def _server_ms(conn, sql: str, params: list, pool: int) -> float:
+    """The server's execution time (ms) of ``sql`` with the wrapped read's beam."""
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(pool, 1000)),))
+        cur.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
+        plan = cur.fetchone()
+        plan = plan["QUERY PLAN"] if isinstance(plan, dict) else plan[0]
+        if isinstance(plan, str):
+            plan = json.loads(plan)
+    return float(plan[0]["Execution Time"])
+
+
+def _throughput(uri, dim, embed, texts, k, pool, clients, *, wrapped: bool,
+                ef: int | None = None) -> float:
     from mempursuit_langgraph import MemPursuitStore
 
     stores = [_store(uri, dim, embed) for _ in range(clients)]
+    if ef is not None:
+        for _, c in stores:
+            _set_ef(c, ef)
     readers = [MemPursuitStore(s, pool=pool) if wrapped else s for s, _ in stores]
     barrier = threading.Barrier(clients + 1)
 
@@ -274,6 +420,10 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--pgdata", type=Path,
+                    help="keep the server's data folder here: loaded once, reused by later runs "
+                         "with the same --memories, --dim and --seed (a 1M load takes ~15 min)")
+    ap.add_argument("--load-only", action="store_true", help="load (or check) --pgdata and stop")
     args = ap.parse_args()
     out = args.out or ROOT / f"benchmarks/results/scale/pgvector-{args.memories // 1000}k.json"
 
@@ -281,15 +431,32 @@ def main() -> None:
 
     memories, queries = synthetic(args.memories, args.dim, args.queries, args.seed)
     with tempfile.TemporaryDirectory(prefix="scale-pg-") as tmp:
+        pgdata = args.pgdata or Path(tmp) / "pg"
+        marker = pgdata.parent / (pgdata.name + ".loaded.json")
+        wanted = {"memories": args.memories, "dim": args.dim, "seed": args.seed}
+        reuse = args.pgdata is not None and marker.exists() and \
+            json.loads(marker.read_text()).get("data") == wanted
+        if args.pgdata is not None and pgdata.exists() and not reuse:
+            raise SystemExit(f"{pgdata} holds another load (see {marker}); remove it first")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            server = pgserver.get_server(str(Path(tmp) / "pg"), cleanup_mode="stop")
+            server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
         try:
-            t0 = time.perf_counter()
-            build = load(server.get_uri(), memories, lookup_embed({}))
-            loaded = time.perf_counter() - t0
-            print(f"loaded {args.memories} memories in {loaded:.0f} s "
-                  f"(HNSW build {build:.0f} s)", flush=True)
+            if reuse:
+                done = json.loads(marker.read_text())
+                loaded, build = done["load_seconds"], done["hnsw_build_seconds"]
+                print(f"reusing {pgdata}: {args.memories} memories", flush=True)
+            else:
+                t0 = time.perf_counter()
+                build = load(server.get_uri(), memories, lookup_embed({}))
+                loaded = time.perf_counter() - t0
+                print(f"loaded {args.memories} memories in {loaded:.0f} s "
+                      f"(HNSW build {build:.0f} s)", flush=True)
+                if args.pgdata is not None:
+                    marker.write_text(json.dumps({"data": wanted, "load_seconds": loaded,
+                                                  "hnsw_build_seconds": build}))
+            if args.load_only:
+                return
             result = run(server.get_uri(), memories, queries, k=args.k, pool=args.pool,
                          clients=args.clients, throughput_queries=args.throughput_queries)
         finally:

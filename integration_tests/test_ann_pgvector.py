@@ -66,7 +66,20 @@ def test_scale_benchmark_at_10k(loaded):
     assert 0 < recall["native search(limit=K), default ef_search"] <= 1
     assert got["throughput"]["qps"]["wrapped"] > 0
     sweep = got["completeness"]["search(limit=P) by hnsw.ef_search"]
-    assert list(sweep) == ["200", "400", "800"] and sweep["800"] >= sweep["200"] - 0.02
+    assert list(sweep) == ["200", "400", "800", "1000"] and sweep["800"] >= sweep["200"] - 0.02
+    # the like-for-like native read: the first ef_search whose top-K recall matches the pool's
+    equal = got["native_equal_recall"]
+    by_ef = recall["native search(limit=K) by hnsw.ef_search"]
+    assert equal["hnsw.ef_search"] == int(list(by_ef)[-1]) and equal["matches"]
+    assert equal["exact_top_k_recall"] >= recall["wrapped pool (ef_search raised to P)"]
+    assert all(v < recall["wrapped pool (ef_search raised to P)"] for v in list(by_ef.values())[:-1])
+    # the breakdown: every part measured, and they add up to the read's median total
+    parts = got["breakdown_ms"]
+    assert set(parts) == set(scale.PARTS) | {"total"}
+    assert all(v >= 0 for v in parts.values()) and parts["index search (server)"] > 0
+    assert parts["the policy"] > 0 and parts["transfer and psycopg row decoding"] > 0
+    assert set(got["ratios"]) >= {"latency_p50_vs_equal_recall", "latency_p50_vs_default",
+                                  "throughput_vs_equal_recall"}
 
 
 def test_setting_left_as_the_caller_had_it(loaded):
