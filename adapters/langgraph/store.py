@@ -173,6 +173,15 @@ def _string_leaves(value: Any) -> list[str]:
     return []
 
 
+def _plain_field(value: Any, tokens: Any) -> Any:
+    """``value[name]`` for a one-name path (no index, wildcard or braces), else None."""
+    if isinstance(tokens, list) and len(tokens) == 1 and isinstance(value, dict):
+        name = tokens[0]
+        if name[:1] not in ("[", "{") and name != "*":
+            return value.get(name)
+    return None
+
+
 def _first_field(value: Any, names: Sequence[str]) -> Any:
     if isinstance(value, Mapping):
         for name in names:
@@ -562,6 +571,8 @@ class MemPursuitStore(BaseStore):
             for path, tokens in paths:
                 if path == "$":
                     parts.extend(_string_leaves(item.value))
+                elif isinstance(got := _plain_field(item.value, tokens), str):
+                    parts.append(got)  # what get_text_at_path returns for a string leaf
                 else:
                     parts.extend(str(t) for t in get_text_at_path(item.value, tokens))
             out.append(" ".join(parts))
