@@ -16,7 +16,9 @@ the read path               :class:`CandidatePool` (``select``), :class:`PoolSel
                             :func:`read_or_native` / :func:`aread_or_native` (the framework's own
                             result and one warning on any failure, on the ``mempursuit``
                             logger unless given ``log=``), :class:`EmbeddedVectors`
-                            (stored vector, else embed once and cache)
+                            (stored vector, else embed once and cache), :func:`stored_pool`
+                            (items with their stored vectors -> the checked pool and the
+                            unscored rest, in the adapter's error type and wording)
 stored-vector readers       :func:`register_vector_reader`, :func:`vector_reader_for`,
                             :func:`supported_stores`: one registry, looked up by the store
                             object's class and its bases
@@ -60,7 +62,7 @@ from .options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
 from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
                       resolve_selector)
 from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, aread_or_native,
-                       read_or_native, register_vector_reader, supported_stores,
+                       read_or_native, register_vector_reader, stored_pool, supported_stores,
                        vector_reader_for)
 from .rerank import (DEFAULT_METADATA_KEYS, Reranker, document_source, document_title,
                      metadata_signals, native_scores, warn_short_budget)
@@ -106,6 +108,7 @@ __all__ = [
     "read_or_native",
     "register_vector_reader",
     "resolve_selector",
+    "stored_pool",
     "supported_stores",
     "vector_reader_for",
     "warn_short_budget",

@@ -16,6 +16,8 @@ out, never made up (``docs/adapters/README.md`` lists them per framework). An as
 adapters share live here too: :class:`EmbeddedVectors` (the stored vector, else the text
 embedded once and cached) and one registry of stored-vector readers
 (:func:`register_vector_reader`, looked up by the store object's class and its bases).
+:func:`stored_pool` takes the framework's items with the vectors read back and gives the
+checked pool of those that have one, plus the unscored rest.
 Adapters import all of it from :mod:`mempursuit_core.adapter`. Third-party adapters use these
 two pieces the same way::
 
@@ -43,7 +45,7 @@ from .signals import PoolSignals
 from .validation import checked_order
 
 __all__ = ["CandidatePool", "EmbeddedVectors", "PoolSelection", "aread_or_native", "read_or_native",
-           "register_vector_reader", "supported_stores", "vector_reader_for"]
+           "register_vector_reader", "stored_pool", "supported_stores", "vector_reader_for"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -161,6 +163,97 @@ class PoolSelection(Generic[T]):
     order: np.ndarray
     selection: Any
     pool: CandidatePool[T]
+
+
+_POOL_MESSAGES: dict[str, str | None] = {
+    "none": "none of the {n} candidates has a stored {what}",
+    "ragged": "the pool's stored {what} rows differ in dimension",
+    "shape": "stored {what} rows of shape {shape} for a {d}-d query",
+    "nonfinite": "a stored {what} has NaN or infinite values",
+}
+
+
+def stored_pool(items: Sequence[T], stored: Sequence[Any], query_vector: Any, *,
+                native_scores: Sequence[float | None] | None = None,
+                signals: Callable[[list[T]], Mapping[str, Any]] | None = None,
+                error: type[Exception] = ValueError, what: str = "vector",
+                messages: Mapping[str, str | None] | None = None
+                ) -> tuple[CandidatePool[T], list[T]]:
+    """The checked :class:`CandidatePool` of the ``items`` that have a stored vector, and the
+    unscored rest: the steps every adapter that reads stored vectors shares.
+
+    Parameters
+    ----------
+    items : sequence, length P
+        The framework's pool, native order.
+    stored : sequence, length P
+        ``stored[i]``: the stored vector of ``items[i]``, shape (d,), or None where there is
+        none (the item goes to ``unscored``).
+    query_vector : array-like, shape (d,)
+        The query embedding (made float32).
+    native_scores : sequence of float or None, length P, optional
+        The framework's scores, higher is better; handed to the pool only when every kept
+        item's score is finite (a None or NaN one: no native scores).
+    signals : callable, optional
+        ``signals(kept)``: the kept items' signals, called once, after the checks.
+    error : exception class
+        What a bad pool raises: the adapter's own error type.
+    what : str
+        The noun of the default wording (``"fact_embedding"``).
+    messages : mapping of str to str or None, optional
+        The adapter's wording, put over the defaults: :meth:`str.format` templates for
+        ``"none"`` (no item has a stored vector; None: return the empty pool instead),
+        ``"ragged"``, ``"shape"`` and ``"nonfinite"``, with the fields ``what``, ``n`` (P),
+        ``d`` (the query's dimension), ``shape`` / ``size`` (a stored row's shape / number of
+        values) and ``item`` (the first kept item whose vector has NaN or infinite values).
+
+    Returns
+    -------
+    pool : CandidatePool
+        The kept items in native order, ``vectors`` float32 of shape (n, d).
+    unscored : list
+        The items without a stored vector, native order.
+
+    Raises
+    ------
+    error
+        When none of P > 0 items has a stored vector (unless ``messages["none"]`` is None), or
+        the stored vectors differ in dimension, do not match the query's, or are not finite.
+    """
+    wording = {**_POOL_MESSAGES, **(messages or {})}
+    if len(wording) != len(_POOL_MESSAGES):
+        raise TypeError(f"unknown message keys {sorted(set(wording) - set(_POOL_MESSAGES))}")
+    if len(stored) != len(items):
+        raise ValueError(f"{len(stored)} stored entries for {len(items)} items")
+
+    def fail(key: str, **fields: Any) -> Exception:
+        return error(wording[key].format(what=what, **fields))  # type: ignore[union-attr]
+
+    q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    d = q.shape[0]
+    at = [i for i, v in enumerate(stored) if v is not None]
+    kept = [items[i] for i in at]
+    if items and not kept and wording["none"] is not None:
+        raise fail("none", n=len(items))
+    unscored = [x for x, v in zip(items, stored) if v is None]
+    try:
+        vectors = (np.asarray([stored[i] for i in at], dtype=np.float32) if at
+                   else np.zeros((0, d), dtype=np.float32))
+    except ValueError:  # ragged
+        raise fail("ragged") from None
+    if vectors.shape != (len(kept), d):
+        raise fail("shape", shape=vectors.shape[1:], size=int(np.prod(vectors.shape[1:])), d=d)
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.all():
+        raise fail("nonfinite", item=kept[int(np.argmin(finite))])
+    scores = None
+    if native_scores is not None:
+        scores = np.array([np.nan if native_scores[i] is None else native_scores[i] for i in at],
+                          dtype=np.float64)
+        scores = scores if np.isfinite(scores).all() else None
+    pool = CandidatePool(kept, q, vectors, native_scores=scores,
+                         signals=signals(kept) if signals is not None else {})
+    return pool, unscored
 
 
 def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bool,

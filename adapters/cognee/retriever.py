@@ -38,7 +38,8 @@ from cognee.modules.retrieval.chunks_retriever import ChunksRetriever
 from cognee.modules.retrieval.register_retriever import use_retriever
 from cognee.modules.search.types import SearchType
 
-from mempursuit_core.adapter import CandidatePool, ReadOptions, aread_or_native, pool_signals
+from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
+                                     stored_pool)
 
 __all__ = ["CHUNK_SIGNALS", "ChunkPool", "CogneeReadError", "MemPursuitChunksRetriever",
            "use_mempursuit"]
@@ -59,6 +60,10 @@ CHUNK_SIGNALS = {
 
 class CogneeReadError(RuntimeError):
     """The pool could not be read or scored (no stored vectors, a dimension mismatch)."""
+
+
+_MESSAGES = {"none": "none of the {n} chunks has a readable vector",
+             "shape": "stored chunk vectors of size {size} for a {d}-d query"}
 
 
 @dataclass
@@ -216,28 +221,20 @@ class MemPursuitChunksRetriever(ChunksRetriever):
             raise NoDataError("No data found in the system, please add data first.") from error
         found = list(found or [])
         vectors = await self._stored_vectors(engine, found)
-        kept = [r for r in found if vectors.get(str(r.id)) is not None]
-        if found and not kept:
-            raise CogneeReadError(f"none of the {len(found)} chunks has a readable vector")
-        unscored = [r for r in found if vectors.get(str(r.id)) is None]
-        rows = np.asarray([vectors[str(r.id)] for r in kept], dtype=np.float32)
-        rows = rows.reshape(len(kept), -1) if kept else rows.reshape(0, qvec.shape[0])
-        if rows.shape[1] != qvec.shape[0]:
-            raise CogneeReadError(f"stored chunk vectors of size {rows.shape[1]} for a "
-                                  f"{qvec.shape[0]}-d query")
-        if not np.isfinite(rows).all():
-            raise CogneeReadError("a stored chunk vector has NaN or infinite values")
-        payloads = [r.payload or {} for r in kept]
-        signals = pool_signals(
-            [str(p.get("text", "")) for p in payloads], query,
-            timestamps=[_time(p.get("created_at")) for p in payloads],
-            session_ids=[p.get("document_id") for p in payloads],
-            positions=[p.get("chunk_index") for p in payloads],
-            node_sets=[tuple(p.get("belongs_to_set") or ()) for p in payloads])
-        scores = np.asarray([-float(r.score) for r in kept], dtype=np.float64)
-        candidates = CandidatePool(kept, qvec, rows,
-                                   native_scores=scores if np.isfinite(scores).all() else None,
-                                   signals=signals)
+
+        def signals(kept: list[Any]):
+            payloads = [r.payload or {} for r in kept]
+            return pool_signals(
+                [str(p.get("text", "")) for p in payloads], query,
+                timestamps=[_time(p.get("created_at")) for p in payloads],
+                session_ids=[p.get("document_id") for p in payloads],
+                positions=[p.get("chunk_index") for p in payloads],
+                node_sets=[tuple(p.get("belongs_to_set") or ()) for p in payloads])
+
+        candidates, unscored = stored_pool(
+            found, [vectors.get(str(r.id)) for r in found], qvec,
+            native_scores=[None if r.score is None else -float(r.score) for r in found],
+            signals=signals, error=CogneeReadError, what="chunk vector", messages=_MESSAGES)
         return ChunkPool(found, candidates, unscored)
 
     async def _stored_vectors(self, engine: Any, found: list[Any]) -> dict[str, Any]:

@@ -34,7 +34,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-import numpy as np
 from graphiti_core.edges import EntityEdge
 from graphiti_core.nodes import EntityNode
 from graphiti_core.search.search_config import (DEFAULT_SEARCH_LIMIT, EdgeReranker,
@@ -45,7 +44,8 @@ from graphiti_core.search.search_config_recipes import (COMBINED_HYBRID_SEARCH_C
 from graphiti_core.search.search_filters import SearchFilters
 from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embeddings_for_nodes
 
-from mempursuit_core.adapter import CandidatePool, ReadOptions, aread_or_native, pool_signals
+from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
+                                     stored_pool)
 
 __all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
            "POOL_RERANKERS"]
@@ -362,26 +362,15 @@ class MemPursuitGraphiti:
         return results
 
 
+_NO_EMBEDDINGS = {"none": "none of the {n} candidates has a stored {what} (a graph written "
+                          "without embeddings?)"}
+
+
 def _assemble(items: list, scores: Sequence[float], stored: Mapping[str, Any], qvec: Any,
               signals: Any, what: str) -> GraphitiPool:
-    qvec = np.asarray(qvec, dtype=np.float32).reshape(-1)
-    kept = [x for x in items if stored.get(x.uuid) is not None]
-    if not kept:
-        raise GraphitiReadError(f"none of the {len(items)} candidates has a stored {what} "
-                                "(a graph written without embeddings?)")
-    unscored = [x for x in items if stored.get(x.uuid) is None]
-    try:
-        vectors = np.asarray([stored[x.uuid] for x in kept], dtype=np.float32)
-    except ValueError:  # ragged
-        raise GraphitiReadError(f"the pool's stored {what} rows differ in dimension") from None
-    if vectors.shape != (len(kept), qvec.shape[0]):
-        raise GraphitiReadError(f"stored {what} rows of shape {vectors.shape[1:]} for a "
-                                f"{qvec.shape[0]}-d query")
-    if not np.isfinite(vectors).all():
-        raise GraphitiReadError(f"a stored {what} has NaN or infinite values")
-    by_uuid = dict(zip((x.uuid for x in items), scores)) if len(scores) == len(items) else {}
-    native = np.asarray([by_uuid.get(x.uuid, np.nan) for x in kept], dtype=np.float64)
-    candidates = CandidatePool(kept, qvec, vectors,
-                               native_scores=None if np.isnan(native).any() else native,
-                               signals=signals(kept))
+    by_uuid = dict(zip((x.uuid for x in items), scores)) if len(scores) == len(items) else None
+    candidates, unscored = stored_pool(
+        items, [stored.get(x.uuid) for x in items], qvec,
+        native_scores=None if by_uuid is None else [by_uuid[x.uuid] for x in items],
+        signals=signals, error=GraphitiReadError, what=what, messages=_NO_EMBEDDINGS)
     return GraphitiPool(list(items), candidates, unscored)

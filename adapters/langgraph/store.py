@@ -49,7 +49,7 @@ from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, Sear
                                   get_text_at_path, tokenize_path)
 
 from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
-                                    read_or_native)
+                                    read_or_native, stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
@@ -161,6 +161,28 @@ class LangGraphPool:
 def _read_with_search(reader: Any, stored: Any) -> bool:
     """The vectors came with the pool search and no other reader is registered for the store."""
     return stored is not None and reader is not None and reader in BUILTIN_POSTGRES
+
+
+# stored_pool's wording for this adapter; an item without stored vectors is unscored, never
+# an error
+_MESSAGES = {"none": None, "ragged": "the pool's stored vectors differ in dimension",
+             "shape": "stored vectors of shape {shape} for a {d}-d query",
+             "nonfinite": "the stored vector of {item.key!r} has NaN or infinite values"}
+
+
+def _field_vector(item: SearchItem, fields: Any, qvec: np.ndarray) -> Any:
+    """The item's stored vector: None where it has none; of several indexed fields, the one
+    the store's max-pooled score came from (the best cosine to the query)."""
+    if not fields:
+        return None
+    if len(fields) == 1:
+        return fields[0]
+    vecs = np.asarray(fields, dtype=np.float32)
+    if vecs.ndim != 2 or vecs.shape[1] != qvec.shape[0]:
+        raise VectorAccessError(f"item {item.key!r} has stored vectors of shape {vecs.shape}; "
+                                f"the query's dimension is {qvec.shape[0]}")
+    cos = (vecs @ qvec) / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
+    return vecs[int(np.argmax(cos))]
 
 
 def _string_leaves(value: Any) -> list[str]:
@@ -524,40 +546,12 @@ class MemPursuitStore(BaseStore):
 
     def _assemble(self, native: list[SearchItem], stored: Mapping, qvec: np.ndarray,
                   query: str) -> LangGraphPool:
-        d = qvec.shape[0]
-        kept, rows, unscored = [], [], []
-        for item in native:
-            fields = stored.get((item.namespace, item.key))
-            if not fields:
-                unscored.append(item)
-                continue
-            kept.append(item)
-            if len(fields) == 1:
-                rows.append(fields[0])
-                continue
-            # several indexed fields: the one the store's max-pooled score came from
-            vecs = np.asarray(fields, dtype=np.float32)
-            if vecs.ndim != 2 or vecs.shape[1] != d:
-                raise VectorAccessError(f"item {item.key!r} has stored vectors of shape "
-                                        f"{vecs.shape}; the query's dimension is {d}")
-            cos = (vecs @ qvec) / np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)
-            rows.append(vecs[int(np.argmax(cos))])
-        try:
-            vectors = (np.asarray(rows, dtype=np.float32) if rows
-                       else np.zeros((0, d), dtype=np.float32))
-        except ValueError:  # ragged
-            raise VectorAccessError("the pool's stored vectors differ in dimension") from None
-        if vectors.shape != (len(kept), d):
-            raise VectorAccessError(f"stored vectors of shape {vectors.shape[1:]} for a "
-                                    f"{d}-d query")
-        if not np.isfinite(vectors).all():
-            bad = kept[int(np.argmin(np.isfinite(vectors).all(axis=1)))]
-            raise VectorAccessError(f"the stored vector of {bad.key!r} has NaN or infinite values")
-        scores = np.array([np.nan if i.score is None else i.score for i in kept], dtype=np.float64)
-        candidates = CandidatePool(
-            kept, qvec, vectors,
-            native_scores=None if np.isnan(scores).any() else scores,
-            signals=self.signals(kept, query))
+        rows = [_field_vector(item, stored.get((item.namespace, item.key)), qvec)
+                for item in native]
+        candidates, unscored = stored_pool(
+            native, rows, qvec, native_scores=[i.score for i in native],
+            signals=lambda kept: self.signals(kept, query), error=VectorAccessError,
+            messages=_MESSAGES)
         return LangGraphPool(list(native), candidates, unscored)
 
     # ---------------------------------------------------------------- signals
