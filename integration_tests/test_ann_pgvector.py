@@ -76,8 +76,8 @@ def test_scale_benchmark_at_10k(loaded):
     # the breakdown: every part measured, and they add up to the read's median total
     parts = got["breakdown_ms"]
     assert set(parts) == set(scale.PARTS) | {"total"}
-    assert all(v >= 0 for v in parts.values()) and parts["index search (server)"] > 0
-    assert parts["the policy"] > 0 and parts["transfer and psycopg row decoding"] > 0
+    assert all(v >= 0 for v in parts.values()) and parts["index search and rows (server)"] > 0
+    assert parts["the policy"] > 0 and parts["query sent, rows back, psycopg decoding"] > 0
     assert set(got["ratios"]) >= {"latency_p50_vs_equal_recall", "latency_p50_vs_default",
                                   "throughput_vs_equal_recall"}
 
@@ -147,3 +147,42 @@ def test_targets_never_lower_and_cap():
     ef, _, warning = pgvector_targets(5000, None, None)
     assert ef == PGVECTOR_EF_SEARCH_MAX and "1000" in warning
     assert np.isfinite(ef)
+
+
+def test_pool_read_is_the_stores_own_search(loaded):
+    """The one-statement pool read returns what the store's own search returns at the same beam:
+    the same items, values (orjson where it agrees with json.loads), scores, and the stored
+    vectors bit for bit (the query embedding sent as binary float8[])."""
+    uri, _, queries = loaded
+    ns = ("bench", "exact")
+    rng = np.random.default_rng(7)
+    vectors = queries[0] + 0.05 * rng.standard_normal((4, queries.shape[1])).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = [f"exact {i}" for i in range(4)]
+    lookup = {f"q{i}": v for i, v in enumerate(queries.tolist())}
+    lookup.update(zip(texts, vectors.tolist()))
+    store, conn = scale._store(uri, queries.shape[1], scale.lookup_embed(lookup))
+    values = [{"text": texts[0], "big": 123456789012345678901234, "small": -9223372036854775808},
+              {"text": texts[1], "x": 0.1, "nested": [1, {"a": None, "b": [True, "é ✓"]}]},
+              {"text": texts[2], "digits": "1234567890123456789012"},
+              {"text": texts[3], "neg": -1e-300, "int": 18446744073709551615}]
+    try:
+        for i, v in enumerate(values):
+            store.put(ns, f"e{i}", v)
+        got = MemPursuitStore(store, pool=200).pool(ns, "q0")
+        with conn.cursor() as cur:
+            cur.execute("SET hnsw.ef_search = 200")
+        native = store.search(ns, query="q0", limit=200)
+        assert [(i.key, i.value, i.score, i.created_at) for i in got.native] == \
+               [(i.key, i.value, i.score, i.created_at) for i in native]
+        assert len(native) == 4 and {i.key: i.value for i in native} == \
+               {f"e{i}": v for i, v in enumerate(values)}
+        by_key = {i.key: i.value for i in got.native}
+        assert type(by_key["e0"]["big"]) is int and type(by_key["e3"]["int"]) is int
+        rows = {i.key: row for i, row in zip(got.candidates.items, got.candidates.vectors)}
+        for i, v in enumerate(vectors):
+            assert np.array_equal(rows[f"e{i}"], v.astype(np.float32))
+    finally:
+        for i in range(len(values)):
+            store.delete(ns, f"e{i}")
+        conn.close()

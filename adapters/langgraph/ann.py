@@ -15,6 +15,7 @@ stores read exactly (InMemoryStore, SQLite): their search passes through ``batch
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from typing import Any
@@ -99,6 +100,40 @@ def _json_loads(data: bytes) -> Any:
     return json.loads(data)
 
 
+class _Float8s(list):
+    """A list of floats (the query embedding) sent as binary ``float8[]``.
+
+    The store's ``%s`` sends it as text, the same ``float8[]`` values (Python's float repr reads
+    back exactly), about seven times slower to build: some 2 ms of a read at d = 384.
+    """
+
+
+@functools.cache
+def _float8s_dumper() -> type:
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class Float8sDumper(Dumper):
+        format = Format.BINARY
+        oid = 1022  # float8[]
+
+        def dump(self, obj: list) -> bytes:
+            # one dimension, no NULLs, float8 elements; each element: length 8, big-endian value
+            body = np.empty(len(obj), dtype=[("size", ">i4"), ("value", ">f8")])
+            body["size"], body["value"] = 8, obj
+            return np.array([1, 0, 701, len(obj), 1], ">i4").tobytes() + body.tobytes()
+
+    return Float8sDumper
+
+
+def _binary_vectors(params: Any) -> Any:
+    """``params`` with each list of floats as :class:`_Float8s`."""
+    if not isinstance(params, (list, tuple)):
+        return params
+    return [_Float8s(p) if type(p) is list and p and all(type(x) is float for x in p) else p
+            for p in params]
+
+
 class _VectorsCursor:
     """The store's cursor; its search statement also returns the items' stored vectors.
 
@@ -112,13 +147,14 @@ class _VectorsCursor:
         self._cur, self._send = cur, send
         self.vectors: dict[tuple[str, str], list[bytes]] = {}
         set_json_loads(_json_loads, cur)  # P values to decode: this cursor only
+        cur.adapters.register_dumper(_Float8s, _float8s_dumper())
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cur, name)
 
     def execute(self, query: str, params: Any = None, **kw: Any) -> Any:
-        self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query), params,
-                          binary=True, **kw)
+        self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query),
+                          _binary_vectors(params), binary=True, **kw)
         return self
 
     def fetchall(self) -> list[Any]:
@@ -134,8 +170,8 @@ class _VectorsCursor:
 
 class _AsyncVectorsCursor(_VectorsCursor):
     async def execute(self, query: str, params: Any = None, **kw: Any) -> Any:  # type: ignore[override]
-        await self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query), params,
-                                binary=True, **kw)
+        await self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query),
+                                _binary_vectors(params), binary=True, **kw)
         return self
 
     async def fetchall(self) -> list[Any]:  # type: ignore[override]

@@ -204,12 +204,17 @@ def _plain_field(value: Any, tokens: Any) -> Any:
     return None
 
 
-def _first_field(value: Any, names: Sequence[str]) -> Any:
-    if isinstance(value, Mapping):
-        for name in names:
-            if value.get(name) is not None:
-                return value[name]
-    return None
+def _first_fields(values: Sequence[Any], names: Sequence[str]) -> list[Any]:
+    """Per value, the first of ``names`` it holds that is not None (None where none is)."""
+    out = []
+    for value in values:
+        got = None
+        if isinstance(value, Mapping):
+            for name in names:
+                if (got := value.get(name)) is not None:
+                    break
+        out.append(got)
+    return out
 
 
 class MemPursuitStore(BaseStore):
@@ -585,16 +590,16 @@ class MemPursuitStore(BaseStore):
         """The signals of a pool (lazy, :func:`mempursuit_core.signals.pool_signals`)."""
         f = self.signal_fields
         values = [i.value for i in items]
-        stamps = [_first_field(v, f["timestamps"]) for v in values]
+        stamps = _first_fields(values, f["timestamps"])
         stamps = [s if s is not None else i.created_at for s, i in zip(stamps, items)]
-        sessions = [_first_field(v, f["session_ids"]) for v in values]
+        sessions = _first_fields(values, f["session_ids"])
         sessions = [s if s is not None else ".".join(i.namespace)
                     for s, i in zip(sessions, items)]
         extra: dict[str, Any] = {"session_ids": sessions}
-        speakers = [_first_field(v, f["speakers"]) for v in values]
+        speakers = _first_fields(values, f["speakers"])
         if any(s is not None for s in speakers):
             extra["speakers"] = speakers
-        titles = [_first_field(v, f["titles"]) for v in values]
+        titles = _first_fields(values, f["titles"])
         if any(isinstance(t, str) for t in titles):
             extra["titles"] = [t if isinstance(t, str) else None for t in titles]
         return pool_signals(self.texts(items), query, timestamps=stamps, **extra)
