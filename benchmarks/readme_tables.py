@@ -870,12 +870,17 @@ def documents_sentence(folder: Path = HOTPOT) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", type=Path, help="print these runs' tables instead")
-    ap.add_argument("--check", action="store_true", help="fail if README.md or docs/results.md is stale")
+    ap.add_argument("--check", action="store_true", help="fail if README.md, docs/results.md or the scale tables are stale")
     args = ap.parse_args(argv)
     if args.runs:
         print("\n\n".join(table(p.resolve()) for p in args.runs))
         return 0
     want = {README: readme_with_table(README.read_text()), DOC: results_doc()}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import scale_tables
+
+    want[scale_tables.SCALE_DOC] = scale_tables.scale_doc(scale_tables.SCALE_DOC.read_text())
+    want[scale_tables.PERF_DOC] = scale_tables.perf_doc(scale_tables.PERF_DOC.read_text())
     qa = next((p for p in QA_REPORTS if p.exists()), None)
     if qa is not None:
         from qa_disagreements import DOC as DISAGREE, disagreements_doc

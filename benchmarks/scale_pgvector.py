@@ -17,11 +17,17 @@ Measured in one run, per query:
   ``store.search(limit=K)``, ``wrapped top-K`` = ``MemPursuitStore(store).search(limit=K)``
   (pool of P from HNSW, stored vectors, signals, the default policy), and their ratio;
 * **throughput**: queries per second with ``--clients`` threads, each with its own connection
-  and store, native and wrapped, and their ratio;
+  and store: native (default and equal recall) and wrapped, and their ratios;
 * **exact top-K recall**: the fraction of the exact top-K that the store's own
   ``search(limit=K)`` returns (ANN recall@K), and that the wrapped pool holds;
-* completeness of a search of P rows with ``hnsw.ef_search`` = P, 2P, 4P (capped at 1000):
-  what a wider beam than P buys;
+* completeness of the wrapped pool with the session's ``hnsw.ef_search`` set to P, 2P, 4P and
+  1000 (pgvector's cap; what a database or role default buys, the wrapped read never lowers
+  it), with the wrapped read's p50 at each, and of an exact pool (``enable_indexscan = off``)
+  with its read time on ``exact_queries`` queries;
+* the native read at equal top-K recall: ``hnsw.ef_search`` raised step by step until the
+  store's own ``search(limit=K)`` holds as much of the exact top K as the wrapped pool, timed
+  beside the others, and the ratios of the wrapped read to it and to the default;
+* the breakdown of a wrapped read into its parts (:func:`breakdown`);
 * after the wrapped reads, ``SHOW hnsw.ef_search`` on the store's connection (unchanged: 40).
 
     python benchmarks/scale_pgvector.py --memories 100000 [--queries 200] [--out PATH]
@@ -151,7 +157,7 @@ def _keys(items) -> list[int]:
 
 
 def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, pool: int = 200,
-        clients: int = 8, throughput_queries: int | None = None,
+        clients: int = 8, throughput_queries: int | None = None, exact_queries: int = 20,
         ef_sweep: tuple[int, ...] = (40, 60, 80, 100, 120, 160, 200, 300, 400, 600, 800, 1000),
         ) -> dict:
     """Completeness, latency, throughput and the breakdown on a loaded store (module docstring)."""
@@ -221,16 +227,34 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
     with conn.cursor() as cur:
         cur.execute("SHOW hnsw.ef_search")
         ef_after = cur.fetchone()["hnsw.ef_search"]
-    sweep = {}
+    # what a wider beam than P buys (pgvector caps it at 1000), set as a user would (the session
+    # or database default, which the wrapped read never lowers), and what it costs the wrapped
+    # read; then an exact pool (no index scan) on a few queries
+    sweep, sweep_ms = {}, {}
     for ef in sorted({min(e, 1000) for e in (pool, 2 * pool, 4 * pool, 1000)}):
-        full = []  # what a wider beam than P buys (pgvector caps it at 1000)
+        s_store, s_conn = _store(uri, memories.shape[1], embed)
+        _set_ef(s_conn, ef)
+        s_wrapped = MemPursuitStore(s_store, pool=pool)
+        full, ms = [], []
         for i, t in enumerate(texts):
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
-                res: list = [None]
-                store._batch_search_ops([(0, SearchOp(NS, None, pool, 0, t))], res, cur)
-            full.append(len(exact[i] & set(_keys(res[0]))) / pool)
-        sweep[str(ef)] = float(np.mean(full))
+            full.append(len(exact[i] & set(_keys(s_wrapped.pool(NS, t).native))) / pool)
+            t0 = time.perf_counter()
+            s_wrapped.search(NS, query=t, limit=k)
+            ms.append(time.perf_counter() - t0)
+        sweep[str(ef)], sweep_ms[str(ef)] = float(np.mean(full)), _stats(ms)["p50_ms"]
+        s_conn.close()
+    x_store, x_conn = _store(uri, memories.shape[1], embed)
+    with x_conn.cursor() as cur:
+        cur.execute("SET enable_indexscan = off")
+    x_wrapped = MemPursuitStore(x_store, pool=pool)
+    full, ms = [], []
+    for i, t in enumerate(texts[:exact_queries]):
+        t0 = time.perf_counter()
+        full.append(len(exact[i] & set(_keys(x_wrapped.pool(NS, t).native))) / pool)
+        ms.append(time.perf_counter() - t0)
+    exact_pool = {"queries": len(ms), "completeness": float(np.mean(full)),
+                  "pool_read_p50_ms": _stats(ms)["p50_ms"]}
+    x_conn.close()
     conn.close()
     eq_conn.close()
 
@@ -248,7 +272,9 @@ def run(uri: str, memories: np.ndarray, queries: np.ndarray, *, k: int = 10, poo
         "completeness": {
             "native search(limit=P), default ef_search": float(np.mean(native_full)),
             "wrapped pool (ef_search raised to P)": float(np.mean(wrapped_full)),
-            "search(limit=P) by hnsw.ef_search": sweep,
+            "wrapped pool by the session's hnsw.ef_search": sweep,
+            "wrapped top-K p50 ms by the session's hnsw.ef_search": sweep_ms,
+            "exact pool (enable_indexscan = off)": exact_pool,
         },
         "exact_top_k_recall": {
             "native search(limit=K), default ef_search": float(np.mean(recall_k["native top-K"])),
@@ -282,7 +308,7 @@ def _set_ef(conn, ef: int) -> None:
 
 
 #: the parts of a wrapped read, in the order they run (``breakdown``)
-PARTS = ("index search and rows (server)", "stored vectors lookup (server)",
+PARTS = ("index search and rows (server)", "stored vectors read (server)",
          "query sent, rows back, psycopg decoding", "rows to SearchItems (LangGraph)",
          "vector decoding", "building the pool (checks, signals)", "the policy", "the rest")
 
@@ -295,10 +321,10 @@ def breakdown(conn, wrapped, texts: list[str], k: int) -> dict[str, float]:
     LangGraph turning rows into ``SearchItem`` objects, the vectors' decoding, the pool's
     checks and signals, the policy). Right after each read its statement runs again, warm: timed
     from the client as the adapter runs it, and as ``EXPLAIN (ANALYZE, SUMMARY)`` with and
-    without the stored vectors' lookup. The warm client time less the server's planning and
+    without the stored vectors. The warm client time less the server's planning and
     execution is the transfer (query sent, rows back, psycopg decoding); the real read's round
     trip less that transfer is the server's, split between the index search with its rows and
-    the vectors' lookup by the lookup's share of the warm execution. "The rest" is the read's
+    the stored vectors' read by its share of the warm execution. "The rest" is the read's
     total minus the parts (transaction, settings, query-vector capture, the TTL refresh of the
     K returned items, the wrapper's own Python).
     """
@@ -351,17 +377,17 @@ def breakdown(conn, wrapped, texts: list[str], k: int) -> dict[str, float]:
             round_trip = 1000 * (marks["received"] - marks["sent"])
             # the same statement again, now warm: its client round trip less the server's own
             # planning and execution is what sending and receiving cost; the rest of the real
-            # round trip was the server's, split by the lookup's share of a warm execution
-            sql, params = ann._WITH_VECTORS.format(send="vector_send", sql=stmt[0]), stmt[1]
+            # round trip was the server's, split by the vectors' share of a warm execution
+            sql, params = ann.with_vectors(stmt[0], "vector_send"), stmt[1]
             warm = _client_ms(conn, stmt[0], params, wrapped.options.pool)
             with_vectors = _server_ms(conn, sql, params, wrapped.options.pool)
             search_only = _server_ms(conn, stmt[0], params, wrapped.options.pool)
             transfer = min(max(warm - with_vectors, 0.0), round_trip)
             server = round_trip - transfer
-            lookup = server * max(with_vectors - search_only, 0.0) / max(with_vectors, 1e-9)
+            vectors = server * max(with_vectors - search_only, 0.0) / max(with_vectors, 1e-9)
             part = {
-                "index search and rows (server)": server - lookup,
-                "stored vectors lookup (server)": lookup,
+                "index search and rows (server)": server - vectors,
+                "stored vectors read (server)": vectors,
                 "query sent, rows back, psycopg decoding": transfer,
                 "rows to SearchItems (LangGraph)": 1000 * (marks["items"] - marks["received"]),
                 "vector decoding": 1000 * (marks["decode1"] - marks["decode0"]),
@@ -497,10 +523,28 @@ def main() -> None:
         "machine": {"python": platform.python_version(), "processor": platform.machine(),
                     "cpus": os.cpu_count(), "note": "shared 2-core VM, other jobs running"},
     })
-    print(json.dumps(result, indent=2))
+    print(table(result))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")
+
+
+def table(r: dict) -> str:
+    """The run's main numbers as a plain-text table."""
+    lat, eq, ratios = r["latency"], r["native_equal_recall"], r["ratios"]
+    rows = [("read", "p50 ms", "p95 ms", "q/s"),
+            ("native, default ef_search", lat["native top-K"]["p50_ms"],
+             lat["native top-K"]["p95_ms"], r["throughput"]["qps"]["native"]),
+            (f"native, ef_search {eq['hnsw.ef_search']} (equal recall)", eq["p50_ms"],
+             eq["p95_ms"], eq["qps"]),
+            ("wrapped", lat["wrapped top-K"]["p50_ms"], lat["wrapped top-K"]["p95_ms"],
+             r["throughput"]["qps"]["wrapped"])]
+    lines = [f"{a:<40} {b:>8} {c:>8} {d:>8}" if isinstance(b, str) else
+             f"{a:<40} {b:8.1f} {c:8.1f} {d:8.1f}" for a, b, c, d in rows]
+    lines += [f"{name}: {value:.2f}" for name, value in ratios.items()]
+    lines += ["breakdown of a wrapped read (p50 ms):"]
+    lines += [f"  {name:<42} {ms:6.2f}" for name, ms in r["breakdown_ms"].items()]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,8 @@ def _show(conn) -> str:
 
 def test_scale_benchmark_at_10k(loaded):
     uri, memories, queries = loaded
-    got = scale.run(uri, memories, queries, k=10, pool=200, clients=2, throughput_queries=3)
+    got = scale.run(uri, memories, queries, k=10, pool=200, clients=2, throughput_queries=3,
+                    exact_queries=3)
     assert got["pool_rows_mean"]["native"] <= 40  # the store's own search: cut by ef_search
     assert got["pool_rows_mean"]["wrapped"] == 200
     assert got["completeness"]["wrapped pool (ef_search raised to P)"] >= 0.9
@@ -65,8 +66,13 @@ def test_scale_benchmark_at_10k(loaded):
     assert recall["wrapped pool (ef_search raised to P)"] >= 0.9
     assert 0 < recall["native search(limit=K), default ef_search"] <= 1
     assert got["throughput"]["qps"]["wrapped"] > 0
-    sweep = got["completeness"]["search(limit=P) by hnsw.ef_search"]
+    sweep = got["completeness"]["wrapped pool by the session's hnsw.ef_search"]
     assert list(sweep) == ["200", "400", "800", "1000"] and sweep["800"] >= sweep["200"] - 0.02
+    assert sweep["200"] == got["completeness"]["wrapped pool (ef_search raised to P)"]
+    cost = got["completeness"]["wrapped top-K p50 ms by the session's hnsw.ef_search"]
+    assert list(cost) == list(sweep) and all(ms > 0 for ms in cost.values())
+    exact = got["completeness"]["exact pool (enable_indexscan = off)"]
+    assert exact["completeness"] >= 0.99 and exact["pool_read_p50_ms"] > 0
     # the like-for-like native read: the first ef_search whose top-K recall matches the pool's
     equal = got["native_equal_recall"]
     by_ef = recall["native search(limit=K) by hnsw.ef_search"]
@@ -185,4 +191,25 @@ def test_pool_read_is_the_stores_own_search(loaded):
     finally:
         for i in range(len(values)):
             store.delete(ns, f"e{i}")
+        conn.close()
+
+
+def test_vectors_carried_by_the_stores_own_statement(loaded):
+    """With the LangGraph this project pins, the pool statement is the store's own with the
+    scored row's vector carried through (no second lookup by key); a statement of another shape
+    (the TTL-refresh wrapper) reads the vectors by key instead."""
+    from langgraph.store.base import SearchOp
+
+    from mempursuit_langgraph import ann
+
+    uri, _, queries = loaded
+    store, conn = _open(uri, queries)
+    try:
+        for refresh, carried in ((False, True), (True, False)):
+            op = SearchOp(scale.NS, {"session_id": "s1"}, 200, 0, "q0", refresh_ttl=refresh)
+            (sql, _), = store._prepare_batch_search_queries([(0, op)])[0]
+            out = ann.with_vectors(sql, "vector_send")
+            assert ("sv.embedding AS mp_vector" in out) is carried
+            assert ("array_agg(vector_send(mp_sv.embedding))" in out) is not carried
+    finally:
         conn.close()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,16 @@ _RAISE_SQL = (
     "current_setting('ivfflat.probes', true) AS probes OFFSET 0) old")
 _RESTORE_SQL = ("SELECT set_config('hnsw.ef_search', %s, true), "
                 "set_config('ivfflat.probes', %s, true)")
+# The store's search carrying the vector of the row it scored: three columns added to its own
+# statement (the scored row's embedding, kept through its DISTINCT ON, sent in binary). Where
+# its text is not the one these patterns expect, _WITH_VECTORS reads them by key instead.
+_CARRY = (
+    (re.compile(r"(SELECT store\.prefix, store\.key, store\.value, store\.created_at, "
+                r"store\.updated_at,)"), r"\1 sv.embedding AS mp_vector,"),
+    (re.compile(r"(scored\.updated_at,)( scored\.neg_score)"), r"\1 scored.mp_vector,\2"),
+    (re.compile(r"(SELECT uniq\.prefix, uniq\.key, uniq\.value, uniq\.created_at, "
+                r"uniq\.updated_at,)"), r"\1 {send}(uniq.mp_vector) AS mp_vectors,"),
+)
 # the store's search as a subquery, each row with every stored field vector of its item
 _WITH_VECTORS = ("SELECT mp_pool.*, (SELECT array_agg({send}(mp_sv.embedding)) "
                  "FROM store_vectors mp_sv WHERE mp_sv.prefix = mp_pool.prefix "
@@ -63,6 +74,21 @@ def _vector_kind(store: Any) -> tuple[str, str]:
         from .readers import VectorAccessError
         raise VectorAccessError(f"pgvector {kind!r} vectors are not read (vector, halfvec are)")
     return kind, (">f4" if kind == "vector" else ">f2")
+
+
+def with_vectors(sql: str, send: str) -> str:
+    """The store's search statement ``sql``, each row also returning ``mp_vectors``: the
+    vector the store scored it by (or, for a statement of another shape, all of its item's
+    field vectors), in pgvector's binary send format."""
+    if "search_results" not in sql:  # no TTL-refresh wrapper around the search
+        out = sql
+        for pattern, repl in _CARRY:
+            out, n = pattern.subn(repl.replace("{send}", send), out)
+            if n != 1:
+                break
+        else:
+            return out
+    return _WITH_VECTORS.format(send=send, sql=sql)
 
 
 def decode_vectors(bufs: list[bytes], dtype: str) -> np.ndarray:
@@ -153,7 +179,7 @@ class _VectorsCursor:
         return getattr(self._cur, name)
 
     def execute(self, query: str, params: Any = None, **kw: Any) -> Any:
-        self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query),
+        self._cur.execute(with_vectors(query, self._send),
                           _binary_vectors(params), binary=True, **kw)
         return self
 
@@ -163,14 +189,16 @@ class _VectorsCursor:
     def _split(self, rows: list[Any]) -> list[Any]:
         for row in rows:
             bufs = row.pop("mp_vectors")
-            if bufs:
+            if isinstance(bufs, (bytes, bytearray, memoryview)):
+                self.vectors[(row["prefix"], row["key"])] = [bufs]
+            elif bufs:
                 self.vectors[(row["prefix"], row["key"])] = [b for b in bufs if b is not None]
         return rows
 
 
 class _AsyncVectorsCursor(_VectorsCursor):
     async def execute(self, query: str, params: Any = None, **kw: Any) -> Any:  # type: ignore[override]
-        await self._cur.execute(_WITH_VECTORS.format(send=self._send, sql=query),
+        await self._cur.execute(with_vectors(query, self._send),
                                 _binary_vectors(params), binary=True, **kw)
         return self
 
