@@ -5,8 +5,11 @@ setting would not reach it. For the pool read the adapter runs the store's own s
 (``_batch_search_ops``: its SQL, filters, TTL rules, query embedding) on the store's cursor,
 inside one transaction that first widens the index's beam (``hnsw.ef_search`` >= P,
 ``ivfflat.probes`` >= P / 100, never lowered; :func:`mempursuit_core.ann.pgvector_targets`).
-The store's search statement is read as a subquery that also returns each item's stored vectors
-(pgvector's binary send format), so the pool and its vectors arrive together. On a pipelined
+The store's own search statement also returns the vector of the row it scored (carried through
+its ``DISTINCT ON``, in pgvector's binary send format; where its SQL is not the shape expected, a
+subquery reads the item's vectors by key), so the pool and its vectors arrive together; the
+query embedding goes out as binary ``float8[]`` and the values are read by orjson where it
+agrees with ``json.loads``. Every item, value and score is the store's own. On a pipelined
 connection (the store's default) the transaction, the setting and the search go out in one
 network round trip. The setting ends with that transaction; inside a caller's own transaction
 it is put back before the read returns, so the caller's connection is left as it was. Other

@@ -7,7 +7,9 @@ in its own place, so one small reader per store class fetches them, in one query
 * ``SqliteStore`` / ``AsyncSqliteStore``: the ``store_vectors`` table (sqlite-vec float32 blobs),
   by prefix (the dot-joined namespace), key and field.
 * ``PostgresStore`` / ``AsyncPostgresStore``: pgvector's ``store_vectors`` table, the same
-  columns (pgvector's binary send format, ``vector`` or ``halfvec``).
+  columns (pgvector's binary send format, ``vector`` or ``halfvec``). The adapter's own pool
+  search returns them with the pool (:mod:`.ann`), so these two run only for a pool read
+  another way.
 
 A reader returns every stored field vector of each item (an item indexed on several fields has
 several); the adapter keeps, per item, the field vector closest to the query, the one the
