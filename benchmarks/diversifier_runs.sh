@@ -13,6 +13,14 @@
 # question: benchmarks/diversifier_vs_default.py) to benchmarks/results/eval/diversifiers/<RUN>/;
 # docs/results.md's section renders every summary.json under that folder
 # (python benchmarks/readme_tables.py).
+#
+# RUN-haystack (e.g. locomo-dense-haystack) runs Haystack's own rankers instead of pyversity's
+# (mempursuit_eval/haystack_rankers.py; needs pip install -e ".[eval,haystack-rankers]"):
+# haystack-diversity (SentenceTransformersDiversityRanker, greedy_diversity_order, packaged
+# MiniLM on the pool's texts) and haystack-lost-in-the-middle (its set is native's) next to native
+# and the default, into benchmarks/results/eval/diversifiers/RUN-haystack/. haystack-diversity-mmr
+# is left out of these runs: Haystack's MMR loops in Python over the pool for every pick (~0.6 s
+# a pool at K = 10, ~2.2 s at K = 20 on these cores), about an hour for LoCoMo alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data}
@@ -20,9 +28,13 @@ shift || true
 RUNS=${*:-locomo-dense locomo-hybrid beam-dense beam-hybrid hotpotqa-dense hotpotqa-hybrid}
 export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 POLICIES="native mmr centered-fusion pyversity-mmr pyversity-msd pyversity-dpp pyversity-cover pyversity-ssd"
+HAYSTACK_POLICIES="native centered-fusion haystack-diversity haystack-lost-in-the-middle"
 for run in $RUNS; do
-  dataset=${run%-*}
-  order=${run##*-}
+  policies=$POLICIES
+  base=$run
+  if [[ $run == *-haystack ]]; then base=${run%-haystack}; policies=$HAYSTACK_POLICIES; fi
+  dataset=${base%-*}
+  order=${base##*-}
   extra=(--k 10 20)
   case $dataset in
     locomo) data="$DATA/locomo/locomo10.json" ;;
@@ -33,7 +45,7 @@ for run in $RUNS; do
   out=benchmarks/results/eval/diversifiers/$run
   start=$(date +%s)
   nice -n 10 mempursuit eval --dataset "$dataset" --data "$data" --native-order "$order" \
-    "${extra[@]}" --pool 200 --policies $POLICIES \
+    "${extra[@]}" --pool 200 --policies $policies \
     --embed-threads 1 --threads 1 --out "$out" --quiet --no-plots
   python benchmarks/diversifier_vs_default.py "$out"  # the default against each, per question
   rm -f "$out/questions.jsonl"

@@ -427,7 +427,10 @@ def documents_section(folder: Path = HOTPOT) -> list[str]:
 #: ``vs_default.json`` (DIVERSIFIER_ORDER places it; unknown names come last, sorted).
 DIVERSIFIER_RUNS = EVAL / "diversifiers"
 DIVERSIFIER_ORDER = ("locomo-dense", "locomo-hybrid", "beam-dense", "beam-hybrid",
-                     "hotpotqa-dense", "hotpotqa-hybrid")
+                     "hotpotqa-dense", "hotpotqa-hybrid",
+                     # Haystack's own rankers (RUN-haystack in diversifier_runs.sh)
+                     "locomo-dense-haystack", "locomo-hybrid-haystack", "beam-dense-haystack",
+                     "beam-hybrid-haystack", "hotpotqa-dense-haystack", "hotpotqa-hybrid-haystack")
 
 
 def diversifier_runs(folder: Path = DIVERSIFIER_RUNS) -> list[Path]:
@@ -500,7 +503,23 @@ def diversifiers(folder: Path = DIVERSIFIER_RUNS) -> list[str]:
              "scores are the cosine, so `pyversity-mmr` is `mmr` (lambda 0.5) up to float32",
              "rounding; COVER's coverage term sums over the whole pool and outweighs the scores",
              "at diversity 0.5. LongMemEval-S is not run here (its 500 haystacks were too big for",
-             "this round's machine).", ""]
+             "this round's machine).", "",
+             "The runs named `…-haystack` put Haystack's own rankers in their place",
+             "(`bash benchmarks/diversifier_runs.sh DATA RUN-haystack`, needs",
+             "`pip install -e \".[eval,haystack-rankers]\"`; `mempursuit_eval/haystack_rankers.py`):",
+             "`haystack-diversity` is `SentenceTransformersDiversityRanker` with its documented",
+             "defaults (greedy_diversity_order, cosine, `top_k=K`), which embeds the question and",
+             "the pool's texts itself with all-MiniLM-L6-v2 (the packaged fp32 weights, offline;",
+             "the store's vectors come from the int8 ONNX build of the same model), as a user's",
+             "pipeline would; its texts' vectors are memoised within the run, so its *ms / pool*",
+             "is the ranking alone, not what a user pays to embed 200 texts per question.",
+             "`haystack-lost-in-the-middle` is `LostInTheMiddleRanker(top_k=K)`: it keeps the",
+             "first K documents it is given (the native order) and only reorders them, so its",
+             "set, and every column here, is `native`'s by construction; it is listed to show that",
+             "it is no diversifier. `haystack-diversity-mmr` (the same ranker's",
+             "maximum_margin_relevance, lambda 0.5) is registered but not run: its Python loop",
+             "takes ~0.6 s a pool at K = 10 and ~2.2 s at K = 20 here. Only `locomo-dense-haystack`",
+             "has been run so far (952 s wall); the other datasets and orders are not run yet.", ""]
     behind_all = []
     for run in runs:
         text, behind = diversifier_table(run)

@@ -58,3 +58,10 @@ def register_selectors(register):
     if installed():
         for cls in DIVERSIFIERS:
             register(cls.name, cls, cls.description)
+    # Haystack's own rankers (issue 45): each listed only when what it imports is installed
+    from .haystack_rankers import HAYSTACK_RANKERS
+    from .haystack_rankers import installed as haystack_installed
+
+    for cls in HAYSTACK_RANKERS:
+        if haystack_installed("lost-in-the-middle" if cls.name.endswith("middle") else "diversity"):
+            register(cls.name, cls, cls.description)

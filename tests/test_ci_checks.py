@@ -20,8 +20,8 @@ def _checks() -> list[str]:
 def test_every_framework_extra_is_checked_alone():
     tomllib = pytest.importorskip("tomllib")
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    # diversifiers: baselines for the harness (pyversity, numpy only), not a framework's adapter
-    frameworks = set(extras) - {"embed", "eval", "all", "test", "diversifiers"}
+    # diversifiers, haystack-rankers: baselines for the harness, not a framework's adapter
+    frameworks = set(extras) - {"embed", "eval", "all", "test", "diversifiers", "haystack-rankers"}
     assert set(_checks()) == frameworks | {"fast"}
     for extra in frameworks:  # the example the check runs
         assert (ROOT / "examples" / f"{extra}_quickstart.py").is_file(), extra
