@@ -50,8 +50,10 @@ SLOW = settings(max_examples=60 * _SCALE, **SETTINGS)  # each example runs every
 #: adaptive stop.
 # qdrant-mmr (the eval's baseline) runs Qdrant's engine, which takes float32 vectors; it is
 # checked against mmr in tests/test_qdrant_mmr.py, not on these adversarial float64 pools.
+# The haystack-* baselines (tests/test_haystack_rankers.py) rank the pool's texts with their own
+# model, not its vectors.
 SELECTORS = {name: get_selector(name) for name in current_names(mempursuit_core.list_selectors())
-             if name != "qdrant-mmr"}
+             if name != "qdrant-mmr" and not name.startswith("haystack-")}
 SELECTORS["mempursuit:adaptive=true"] = get_selector("mempursuit", adaptive=True)
 NAMES = sorted(SELECTORS)
 #: Selectors that never look at the embeddings (bad rows are not their business).

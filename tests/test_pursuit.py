@@ -494,8 +494,8 @@ def test_tiny_and_huge_rows_are_directions_like_any_other(scale, rng):
     mixed[::3] *= scale  # rows of every size in one pool
     assert select(q, mixed, 8).order.tolist() == want
     for name in current_names(list_selectors()):
-        if name == "experimental/pursuit-joint":  # needs lexical signals
-            continue
+        if name == "experimental/pursuit-joint" or name.startswith("haystack-"):
+            continue  # lexical signals; the pool's texts, ranked by Haystack's own model
         sel = get_selector(name)
         assert sel.select(q, M * scale, 8).order.tolist() == sel.select(q, M, 8).order.tolist(), name
 
