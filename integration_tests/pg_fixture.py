@@ -7,6 +7,8 @@ nothing is installed system-wide and nothing is reached over the network.
 
 from __future__ import annotations
 
+import os
+import shutil
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +27,7 @@ def postgres_server(path: Path) -> Iterator[Any]:
     """
     pgserver = pytest.importorskip("pgserver", reason=HINT)
     pytest.importorskip("psycopg", reason=HINT)
+    _root_can_add_pgserver_user()
     with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
         warnings.simplefilter("ignore")
         server = pgserver.get_server(str(path), cleanup_mode="stop")
@@ -34,3 +37,21 @@ def postgres_server(path: Path) -> Iterator[Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             server.cleanup()
+
+
+def _root_can_add_pgserver_user() -> None:
+    """As root, pgserver runs PostgreSQL as the system user ``pgserver``, created by ``useradd``.
+
+    With no such user and no ``useradd`` on PATH (a PATH without /usr/sbin), say so in one line
+    instead of a FileNotFoundError deep in pgserver.
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("useradd"):
+        return
+    import pwd
+
+    try:
+        pwd.getpwnam("pgserver")
+    except KeyError:
+        pytest.fail("pgserver runs PostgreSQL as the system user 'pgserver' when the tests run "
+                    "as root and creates it with useradd, which is not on PATH: add /usr/sbin "
+                    "to PATH", pytrace=False)
