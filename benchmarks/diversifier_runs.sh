@@ -7,12 +7,16 @@
 #
 #   bash benchmarks/diversifier_runs.sh [DATA_DIR] [RUN...]   # default ../shared/data, every run
 #
-# RUN is one of locomo-dense locomo-hybrid beam-dense beam-hybrid hotpotqa-dense hotpotqa-hybrid
+# RUN is one of locomo-dense locomo-hybrid lme-dense lme-hybrid beam-dense beam-hybrid hotpotqa-dense
+# hotpotqa-hybrid (lme: LongMemEval-S, 500 haystacks, ~189k distinct turns embedded once, then cached)
 # (HotpotQA: the pooled store, its held-out test split, K = 5 and 10). Each writes config.json,
 # summary.json, summary.md and vs_default.json (the default against each policy, question by
 # question: benchmarks/diversifier_vs_default.py) to benchmarks/results/eval/diversifiers/<RUN>/;
 # docs/results.md's section renders every summary.json under that folder
 # (python benchmarks/readme_tables.py).
+#
+# EMBED_THREADS=2 embeds with two threads (the first LongMemEval-S run: ~189k turns; the
+# selection and its timings stay on one thread).
 #
 # RUN-haystack (e.g. locomo-dense-haystack) runs Haystack's own rankers instead of pyversity's
 # (mempursuit_eval/haystack_rankers.py; needs pip install -e ".[eval,haystack-rankers]"):
@@ -25,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data}
 shift || true
-RUNS=${*:-locomo-dense locomo-hybrid beam-dense beam-hybrid hotpotqa-dense hotpotqa-hybrid}
+RUNS=${*:-locomo-dense locomo-hybrid lme-dense lme-hybrid beam-dense beam-hybrid hotpotqa-dense hotpotqa-hybrid}
 export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 POLICIES="native mmr centered-fusion pyversity-mmr pyversity-msd pyversity-dpp pyversity-cover pyversity-ssd"
 HAYSTACK_POLICIES="native centered-fusion haystack-diversity haystack-lost-in-the-middle"
@@ -38,6 +42,7 @@ for run in $RUNS; do
   extra=(--k 10 20)
   case $dataset in
     locomo) data="$DATA/locomo/locomo10.json" ;;
+    lme) dataset=longmemeval; data="$DATA/longmemeval/longmemeval_s.json.gz" ;;
     beam) data="$DATA/beam/100K" ;;
     hotpotqa) data="$DATA/hotpotqa"; extra=(--k 5 10 --split test) ;;
     *) echo "unknown run $run" >&2; exit 2 ;;
@@ -46,7 +51,7 @@ for run in $RUNS; do
   start=$(date +%s)
   nice -n 10 mempursuit eval --dataset "$dataset" --data "$data" --native-order "$order" \
     "${extra[@]}" --pool 200 --policies $policies \
-    --embed-threads 1 --threads 1 --out "$out" --quiet --no-plots
+    --embed-threads "${EMBED_THREADS:-1}" --threads 1 --out "$out" --quiet --no-plots
   python benchmarks/diversifier_vs_default.py "$out"  # the default against each, per question
   rm -f "$out/questions.jsonl"
   echo "$run: $(( $(date +%s) - start )) s wall"

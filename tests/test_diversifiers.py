@@ -167,3 +167,8 @@ def test_results_section_renders_any_run_dropped_in(tmp_path):
     assert "mmr (session +2.5, p=0.18)" in text  # BEAM's dense run: the default not clearly ahead
     assert text.rstrip().endswith("No default − policy columns for hotpotqa-dense, zz-new-set "
                                   "(no vs_default.json).")
+    assert "None of these runs is committed yet." in text  # no RUN-haystack folder
+    (tmp_path / "lme-dense-haystack").mkdir()
+    shutil.copy(src / "summary.json", tmp_path / "lme-dense-haystack")
+    text = "\n".join(tables.diversifiers(tmp_path))
+    assert "Run so far: `lme-dense-haystack`. Not run yet: `locomo-dense-haystack`," in text
