@@ -24,6 +24,10 @@ def runs() -> list[tuple[str, dict]]:
             if (RESULTS / f).exists()]
 
 
+def _sources() -> list[str]:
+    return [f"`benchmarks/results/scale/{f}`" for _, f in SIZES if (RESULTS / f).exists()]
+
+
 def _ms(stats: dict) -> str:
     return f"{stats['p50_ms']:.1f} / {stats['p95_ms']:.1f}"
 
@@ -127,15 +131,13 @@ def scale_doc(text: str) -> str:
     rs = runs()
     if not rs:
         return text
-    sources = [f"`benchmarks/results/scale/{f}`" for _, f in SIZES if (RESULTS / f).exists()]
     lines = (latency_table(rs) + [""] + breakdown_table(rs) + [""] + completeness_table(rs)
              + [""] + recall_table(rs))
-    return replace_block(text, block(sources, lines))
+    return replace_block(text, block(_sources(), lines))
 
 
 def perf_doc(text: str) -> str:
     rs = runs()
     if not rs:
         return text
-    sources = [f"`benchmarks/results/scale/{f}`" for _, f in SIZES if (RESULTS / f).exists()]
-    return replace_block(text, block(sources, latency_table(rs)))
+    return replace_block(text, block(_sources(), latency_table(rs)))

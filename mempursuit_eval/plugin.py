@@ -63,5 +63,5 @@ def register_selectors(register):
     from .haystack_rankers import installed as haystack_installed
 
     for cls in HAYSTACK_RANKERS:
-        if haystack_installed("lost-in-the-middle" if cls.name.endswith("middle") else "diversity"):
+        if haystack_installed(cls.needs):
             register(cls.name, cls, cls.description)
