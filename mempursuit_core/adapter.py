@@ -55,6 +55,7 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targ
                   qdrant_search_params, warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
+from .follow import Fetched, TitleLookup
 from .hookspecs import hookimpl
 from .lazy import lazy_exports
 from .lexical import LexicalIndex
@@ -70,7 +71,7 @@ from .selectors import NativeSelector, Selection, Selector
 from .signals import PoolSignals, pool_signals
 from .validation import check_int, check_k, checked_order
 
-__all__ = [
+__all__ = ["Fetched", "TitleLookup", 
     "AdapterNotInstalledError",
     "AdapterSpec",
     "CandidatePool",

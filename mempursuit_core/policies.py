@@ -13,7 +13,9 @@ It takes the pool in native order; it needs no LLM and no training.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ import numpy as np
 from .aspects import (ASKER_ROLES, _aspects, about_asker, asks_for_several, aspect_terms,
                       named_speakers)
 from .dates import match_spans, query_dates
+from .follow import Fetched, extended_signals
 from .lexical import pool_bm25, pool_bm25_parts
 from .links import TitleLinks
 from .pursuit import rank_prior, select
@@ -294,6 +297,13 @@ def _integer(value: Any) -> int:
     return int(value)
 
 
+def _count(value: Any) -> int:
+    """an integer >= 0"""
+    if isinstance(value, bool) or int(value) != value or value < 0:
+        raise ValueError(value)
+    return int(value)
+
+
 def _real(value: Any) -> float:
     """a number"""
     return float(value)
@@ -370,7 +380,7 @@ class CenteredFusion(PoolSelector):
         Weight of the titled channel (:func:`titled_channel`): the memories whose title (the
         ``"titles"`` signal: a document's title, file or entity name) the question names. No
         change without titles.
-    bridge : float, default 4
+    bridge : float, default 8
         Following what the evidence names: once a memory is picked, the memories whose title
         its text names (:class:`mempursuit_core.links.TitleLinks`) gain ``bridge / sqrt(n)``,
         ``n`` the number of distinct titles it names, and the memories whose text names its
@@ -379,6 +389,15 @@ class CenteredFusion(PoolSelector):
         of song X die?": X's passage names the performer, whose own passage never matches the
         question). No change without the
         ``"titles"`` and ``"texts"`` signals.
+    follow : int, default 3
+        The second read (:mod:`mempursuit_core.follow`): once the first ``follow_from`` picks
+        are chosen, up to ``follow`` titles that they and the question name but no candidate
+        carries are fetched from the store by title (one round trip, through the
+        ``"title_lookup"`` signal an adapter hands over), and the policy chooses again over the
+        pool and them. 0, a pool without titles or a store without a lookup: no second read; a
+        lookup that fails gives the first read's order and one warning.
+    follow_from : int, default 3
+        How many of the first read's picks the second read follows.
     gamma : float, default 0
         With ``gamma > 0`` the fused order is the prior of ``experimental/pursuit-rank`` on the
         centred unit features; 0 returns the fused order (and ``k``-selections are nested).
@@ -406,6 +425,7 @@ class CenteredFusion(PoolSelector):
                                             "adjacent", "aspects", "speaker", "named",
                                             "titled", "bridge")},
         "gather": _non_negative_or_none, "keep": _integer, "ridge": _real,
+        "follow": _count, "follow_from": _count,
     }
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
@@ -413,7 +433,7 @@ class CenteredFusion(PoolSelector):
                  ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
                  speaker: float = 2.0, named: float = 1.0, titled: float = 1.0,
-                 bridge: float = 4.0):
+                 bridge: float = 8.0, follow: int = 3, follow_from: int = 3):
         given = locals()
         self._set_options({name: given[name] for name in self._parameter_constraints})
 
@@ -530,11 +550,55 @@ class CenteredFusion(PoolSelector):
         cen = centred_relevance(q, M)
         score, fired = self._fuse(cen.rel, ctx)
         order, steps = self._reorder(score, ctx, k)
+        extra = self._second_read(ctx, order) if self.follow > 0 else None
+        if extra is not None:
+            fetched, note = extra
+            M = np.concatenate([M, np.asarray(fetched.vectors, dtype=M.dtype)])
+            ctx = self._context(q, M, extended_signals(signals, ctx.P, fetched))
+            cen = centred_relevance(q, M)
+            score, fired = self._fuse(cen.rel, ctx)
+            order, steps = self._reorder(score, ctx, k)
+            steps["follow"] = note
         info = {"lexical": ctx.notes.get("lexical", "none"), "channels": fired,
                 "reorder": steps}
+        fetched = extra[0] if extra is not None else None
         if self.gamma == 0 or cen.qn2 <= 1e-12 or not cen.ok.any():
-            return Selection(order=order[:k].astype(np.intp), info=info)
-        return self._continue(q, cen, order, k, info)
+            return Selection(order=order[:k].astype(np.intp), info=info, extra=fetched)
+        chosen = self._continue(q, cen, order, k, info)
+        return dataclasses.replace(chosen, extra=fetched) if fetched is not None else chosen
+
+    def _second_read(self, ctx: PoolContext, order: np.ndarray
+                     ) -> tuple[Fetched, dict] | None:
+        """The candidates of the titles the first picks and the question name that the pool
+        lacks (at most ``follow``), and ``{"named", "fetched", "ms"}``; None when there is
+        nothing to read or the lookup failed (one warning)."""
+        lookup = ctx.signals.get("title_lookup") if "title_lookup" in ctx.signals else None
+        titles = ctx.values("titles") if lookup is not None else None
+        texts = ctx.values("texts") if titles is not None else None
+        if texts is None:
+            return None
+        t0 = time.perf_counter()
+        try:
+            said = [str(texts[i]) for i in order[:self.follow_from]]
+            if ctx.text:
+                said.append(ctx.text)
+            names = lookup.named(said, exclude=titles, limit=self.follow)
+            if not names:
+                return None
+            fetched = lookup.fetch(names, self.follow)
+            d = ctx.candidates.shape[1]
+            vectors = np.asarray(fetched.vectors, dtype=np.float64)
+            if len(fetched) == 0:
+                return None
+            if vectors.shape != (len(fetched), d) or not np.isfinite(vectors).all() \
+                    or not (np.linalg.norm(vectors, axis=1) > 0).all():
+                raise ValueError(f"the fetched vectors have shape {vectors.shape} (or zero / "
+                                 f"non-finite rows) for a pool of {d}-d vectors")
+        except Exception as exc:  # noqa: BLE001 - any failure: the first read's order
+            lookup.warn(exc)
+            return None
+        return fetched, {"named": len(names), "fetched": len(fetched),
+                         "ms": 1000 * (time.perf_counter() - t0)}
 
     def _continue(self, q, cen: Centred, order: np.ndarray, k: int, info: dict) -> Selection:
         """``experimental/pursuit-rank`` on the centred features, the fused order as native."""

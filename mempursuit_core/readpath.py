@@ -139,8 +139,29 @@ class CandidatePool(Generic[T]):
             return PoolSelection([], np.empty(0, dtype=np.intp), None, self)
         selection = selector.select(self.query_vector, self.vectors, k,
                                     native_scores=self.native_scores, signals=self.signals)
-        order = checked_order(selection, k, len(self.items), selector)
-        return PoolSelection([self.items[i] for i in order], order, selection, self)
+        extra = getattr(selection, "extra", None)
+        pool = self if extra is None else self.followed(extra)
+        order = checked_order(selection, k, len(pool.items), selector)
+        return PoolSelection([pool.items[i] for i in order], order, selection, pool)
+
+    def followed(self, fetched: Any) -> "CandidatePool[T]":
+        """This pool followed by the candidates a second read fetched
+        (:class:`mempursuit_core.follow.Fetched`), positions ``P`` onwards."""
+        from .follow import extended_signals
+
+        m = len(fetched)
+        scores = self.native_scores
+        if scores is not None:
+            more = fetched.native_scores
+            if more is None:  # below every candidate of the first read
+                low = float(scores.min()) if scores.size else 0.0
+                more = low - 1.0 - np.arange(m, dtype=np.float64)
+            scores = np.concatenate([scores, np.asarray(more, dtype=np.float64)])
+        vectors = np.concatenate([self.vectors, np.asarray(fetched.vectors,
+                                                            dtype=self.vectors.dtype)])
+        return CandidatePool(self.items + list(fetched.items), self.query_vector, vectors,
+                             native_scores=scores,
+                             signals=extended_signals(self.signals, len(self.items), fetched))
 
 
 @dataclass

@@ -41,12 +41,16 @@ class Selection:
         Why fewer than ``min(k, P)`` positions were returned (adaptive stopping), else None.
     info : dict
         Policy-specific diagnostics (losses, gaps, ...).
+    extra : Fetched or None
+        Candidates a second read added (:mod:`mempursuit_core.follow`): positions ``P`` to
+        ``P + len(extra) - 1`` of ``order`` are ``extra``'s rows, in its order.
     """
 
     order: np.ndarray
     weights: np.ndarray | None = None
     stopped: str | None = None
     info: dict = field(default_factory=dict)
+    extra: Any = None
 
 
 class Selector:

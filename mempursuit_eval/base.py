@@ -115,7 +115,8 @@ DATASET_SIGNALS = ("session_ids", "speakers")
 def pool_from_candidates(pool: Any, uids: Sequence[str], *,
                          units: Mapping[str, "MemoryUnit"] | None = None,
                          dataset_signals: bool = False,
-                         producers: Mapping[str, Callable[[], Any]] | None = None) -> Pool:
+                         producers: Mapping[str, Callable[[], Any]] | None = None,
+                         uid_of: Callable[[Any], str] | None = None) -> Pool:
     """The harness's :class:`Pool` for an adapter's :class:`~mempursuit_core.readpath.CandidatePool`.
 
     Parameters
@@ -131,9 +132,15 @@ def pool_from_candidates(pool: Any, uids: Sequence[str], *,
         (``--dataset-signals``; the run's config and reports say so).
     producers : mapping, optional
         Further lazy signals the harness adds (key -> zero-argument callable).
+    uid_of : callable, optional
+        ``uid_of(item)``: the harness unit of an item the adapter's second read fetched (its
+        ``"title_lookup"`` signal); without it a fetched item cannot be scored and the second
+        read is off.
     """
     uids = list(uids)
     extra: dict[str, Any] = {}
+    if "title_lookup" in pool.signals:
+        extra["title_lookup"] = _harness_lookup(pool.signals["title_lookup"], uid_of)
     if dataset_signals:
         if units is None:
             raise ValueError("dataset_signals needs the units")
@@ -143,6 +150,18 @@ def pool_from_candidates(pool: Any, uids: Sequence[str], *,
         pool = pool.with_signals(extra, producers=producers)
     return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
                 native_scores=pool.native_scores, signals=pool.signals)
+
+
+def _harness_lookup(lookup: Any, uid_of: Callable[[Any], str] | None) -> Any:
+    """An adapter's title lookup whose fetched items are harness unit ids."""
+    import dataclasses
+
+    def fetch(titles: list[str], limit: int):
+        if uid_of is None:
+            raise RuntimeError("this backend does not map fetched items to units")
+        found = lookup.fetch(titles, limit)
+        return dataclasses.replace(found, items=[uid_of(x) for x in found.items])
+    return lookup.with_fetch(fetch)
 
 
 @runtime_checkable

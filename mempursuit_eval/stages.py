@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -374,16 +374,37 @@ class Selections:
     Attributes
     ----------
     orders : dict
-        ``orders[policy][K]``: one int64 array of pool indices per pool, length <= K.
+        ``orders[policy][K]``: one int64 array of pool indices per pool, length <= K; an index
+        ``P + j`` is ``extra[pool][j]``.
     stopped : dict
         ``stopped[policy]``: each pool's stop reason (adaptive selectors), else ``None``.
     seconds : dict
         ``seconds[policy]``: time spent selecting.
+    extra : list of list of str
+        Per pool, the unit ids a policy's second read added (every policy's, first seen first).
     """
 
     orders: dict[str, dict[int, list[np.ndarray]]]
     stopped: dict[str, list[str | None]]
     seconds: dict[str, float]
+    extra: list[list[str]] = field(default_factory=list)
+
+
+def _with_extra(res, pool: Pool, extra: list[str]) -> tuple[Any, int]:
+    """A selection's order with its fetched candidates numbered after the pool and the other
+    policies' fetched ones (``extra``, extended in place), and the size it indexes."""
+    fetched = getattr(res, "extra", None)
+    P = len(pool.uids)
+    if fetched is None or len(fetched) == 0:
+        return res, P + len(extra)
+    at = {}
+    for uid in fetched.items:
+        if uid not in extra:
+            extra.append(uid)
+        at[uid] = P + extra.index(uid)
+    order = np.asarray(getattr(res, "order", res)).reshape(-1)
+    where = np.array([i if i < P else at[fetched.items[i - P]] for i in order], dtype=np.intp)
+    return where, P + len(extra)
 
 
 def _check_order(order: Any, P: int, k: int, policy: str, qid: str) -> np.ndarray:
@@ -429,24 +450,32 @@ def apply_policies(selectors: Mapping[str, Any], pools: Sequence[Pool], ks: Sequ
     orders: dict[str, dict[int, list[np.ndarray]]] = {}
     stopped: dict[str, list[str | None]] = {}
     seconds: dict[str, float] = {}
+    extra: list[list[str]] = [[] for _ in pools]
+
+    def checked(res, k):
+        out = []
+        for r, p, q, more in zip(res, pools, qids, extra):
+            order, size = _with_extra(r, p, more)
+            out.append(_check_order(order, size, k, name, q))
+        return out
+
     for name, sel in selectors.items():
         ts = time.perf_counter()
         per_k: dict[int, list[np.ndarray]] = {}
         if nested.get(name, False):
             res = _select(sel, pools, kmax)
-            top = [_check_order(r, len(p.uids), kmax, name, q) for r, p, q in zip(res, pools, qids)]
+            top = checked(res, kmax)
             for k in ks:
                 per_k[k] = [o[:k] for o in top]
             stopped[name] = [getattr(r, "stopped", None) for r in res]
         else:
             for k in ks:
                 res = _select(sel, pools, k)
-                per_k[k] = [_check_order(r, len(p.uids), k, name, q)
-                            for r, p, q in zip(res, pools, qids)]
+                per_k[k] = checked(res, k)
                 stopped[name] = [getattr(r, "stopped", None) for r in res]
         seconds[name] = time.perf_counter() - ts
         orders[name] = per_k
-    return Selections(orders, stopped, seconds)
+    return Selections(orders, stopped, seconds, extra)
 
 
 # --------------------------------------------------------------------------------------------
@@ -470,7 +499,8 @@ def score(questions: Sequence[Question], pools: Sequence[Pool], chosen: Selectio
 def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
                      units: Mapping[str, MemoryUnit], ks: Sequence[int]) -> dict:
     pool_units = []
-    for uid in p.uids:
+    extra = chosen.extra[i] if chosen.extra else []
+    for uid in list(p.uids) + extra:
         u = units.get(uid)
         if u is None:
             raise ValueError(f"store returned unknown unit id {uid!r} for {q.qid}")
@@ -482,11 +512,14 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
         "gold_turns": list(q.gold_turns), "pool": list(p.uids), "pool_size": len(p.uids),
         "selections": {}, "metrics": {},
     }
+    if extra:  # what second reads added, numbered after the pool
+        rec["fetched"] = list(extra)
     if q.unresolved_evidence:
         rec["unresolved_evidence"] = list(q.unresolved_evidence)
     if q.gold_sessions:  # the ceiling: every candidate of the pool kept
-        rec["pool_metrics"] = pool_metrics([u.session_id for u in pool_units],
-                                           [s for u in pool_units for s in u.source_ids],
+        first = pool_units[:len(p.uids)]
+        rec["pool_metrics"] = pool_metrics([u.session_id for u in first],
+                                           [s for u in first for s in u.source_ids],
                                            q.gold_sessions, q.gold_turns)
     for name, per_k in chosen.orders.items():
         top = per_k[kmax][i]

@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from mempursuit_core.follow import Fetched, TitleLookup
 from mempursuit_core.signals import PoolSignals, minmax
 from .base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 from .cache import encode_with_progress
@@ -35,7 +36,7 @@ NATIVE_ORDERS = ("dense", "hybrid")
 
 
 class _Group:
-    __slots__ = ("rows", "vectors", "texts", "lexical", "uids", "titles")
+    __slots__ = ("rows", "vectors", "texts", "lexical", "uids", "titles", "lookup", "by_title")
 
     def __init__(self, rows: np.ndarray, vectors: np.ndarray, texts: list[str], uids: list[str],
                  titles: list[str | None] | None = None):
@@ -46,6 +47,8 @@ class _Group:
         # each unit's title, or None when no unit of the group has one (no ``titles`` signal)
         self.titles = titles if titles is not None and any(t is not None for t in titles) else None
         self.lexical: LexicalIndex | None = None
+        self.lookup: TitleLookup | None = None  # the second read's title index, built on use
+        self.by_title: dict[str, list[int]] | None = None
 
 
 class PlainStore:
@@ -140,7 +143,29 @@ class PlainStore:
         )
         if self.with_signals:
             pool.signals = self._signals(g, order, query, dense, bm25_all)
+            if g.titles is not None:
+                pool.signals = pool.signals.overlay(
+                    {"title_lookup": self._lookup(g, query, dense, bm25_all, scores)})
         return pool
+
+    def _lookup(self, g: _Group, query: str, dense: np.ndarray, bm25_all: np.ndarray | None,
+                scores: np.ndarray) -> TitleLookup:
+        """The second read of one pool: the group's titles, and its units of a few titles with
+        this query's scores and signals."""
+        if g.lookup is None:
+            titles = g.titles
+            g.lookup = TitleLookup(lambda: titles, None, framework="the plain store")
+            g.by_title = {}
+            for i, t in enumerate(titles):
+                if t is not None:
+                    g.by_title.setdefault(t, []).append(i)
+
+        def fetch(titles: list[str], limit: int) -> Fetched:
+            rows = [i for t in titles for i in g.by_title.get(t, ())][:limit]
+            order = np.asarray(rows, dtype=np.int64)
+            return Fetched([g.uids[i] for i in rows], g.vectors[order],
+                           self._signals(g, order, query, dense, bm25_all), scores[order])
+        return g.lookup.with_fetch(fetch)
 
     def _signals(self, g: _Group, order: np.ndarray, query: str, dense: np.ndarray,
                  bm25_all: np.ndarray | None) -> PoolSignals:

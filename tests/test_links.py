@@ -89,7 +89,7 @@ def test_the_bridge_brings_in_the_second_hop():
     sel = get_selector("centered-fusion")
     got = sel.select(q, M, 3, signals=signals)
     assert got.order[0] == 0 and 1 in got.order[:2]
-    assert got.info["reorder"]["bridge"] == 4.0 and got.info["channels"]["titled"] == 1.0
+    assert got.info["reorder"]["bridge"] == 8.0 and got.info["channels"]["titled"] == 1.0
     off = get_selector("centered-fusion", bridge=0).select(q, M, 3, signals=signals)
     assert 1 not in off.order and "bridge" not in off.info["reorder"]
 

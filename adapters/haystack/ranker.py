@@ -38,6 +38,13 @@ when the documents have them; ``titles`` (``meta["title"]``, else the stem of ``
 ``file_name`` / ``source`` / ``url``) and ``session_ids`` (one per source document: those
 keys, else the ``source_id`` Haystack's splitters set); the retriever's ``score``.
 
+The second read (the default policy's ``follow``): with ``document_store=``, the titles the
+first picks and the question name that no retrieved document carries are fetched with one
+``filter_documents`` call on ``meta.title`` (``"in"``), ANDed with ``filters=`` (the
+retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused; the
+store's titles are read once (again when ``count_documents()`` changes). Without
+``document_store=`` there is no second read (one log line says so).
+
 Budget rule: the framework's ``top_k`` keeps its meaning (the number of documents returned;
 None: all); ``k`` only caps it: ``K = min(k, top_k)``. The candidates are the first
 ``max(pool, K)`` documents; a ``K`` above ``pool`` is logged once.
@@ -54,8 +61,8 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.core.errors import SerializationError
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
-                                    ReadOptions, Reranker, check_int, metadata_signals,
-                                    native_scores, pool_signals)
+                                    Fetched, ReadOptions, Reranker, TitleLookup, check_int,
+                                    metadata_signals, native_scores, pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
 
@@ -107,6 +114,10 @@ class MemPursuitRanker:
         ``text_embedder``, else the packaged MiniLM.
     metadata_keys : dict, optional
         ``{signal: meta key}``, default :data:`DEFAULT_METADATA_KEYS`.
+    filters : dict, optional
+        Haystack filters that scope the second read (the retriever's own, e.g.
+        ``{"field": "meta.session_id", "operator": "==", "value": user}``);
+        ``run(filters=...)`` overrides them.
     """
 
     def __init__(self, top_k: Optional[int] = 10, *, k: Optional[int] = None,
@@ -114,7 +125,8 @@ class MemPursuitRanker:
                  policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None, document_store: Any = None,
                  text_embedder: Any = None, document_embedder: Any = None,
-                 metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+                 metadata_keys: Optional[Mapping[str, str]] = None,
+                 filters: Optional[Dict[str, Any]] = None, **options: Any):
         check_int("top_k", top_k, allow_none=True)
         for name, part in (("text_embedder", text_embedder),
                            ("document_embedder", document_embedder)):
@@ -142,6 +154,9 @@ class MemPursuitRanker:
         self._minilm = None
         self._warned = False
         self._why = "cannot return documents by id"
+        self.filters = filters
+        self._lookups: Dict[str, TitleLookup] = {}
+        self._noted = False
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -170,7 +185,7 @@ class MemPursuitRanker:
                                strict=self.strict, document_store=self.document_store,
                                text_embedder=self.text_embedder,
                                document_embedder=self.document_embedder,
-                               metadata_keys=self.metadata_keys)
+                               metadata_keys=self.metadata_keys, filters=self.filters)
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "MemPursuitRanker":
@@ -252,10 +267,54 @@ class MemPursuitRanker:
             self._vectors.fill(vectors, missing, texts, new, self._embed_texts(new))
         return vectors
 
+    # -- the second read -----------------------------------------------------------------------
+
+    def _scoped(self, condition: Optional[Dict[str, Any]], filters: Optional[Dict[str, Any]]
+                ) -> Optional[Dict[str, Any]]:
+        parts = [f for f in (filters, condition) if f]
+        if len(parts) < 2:
+            return parts[0] if parts else None
+        return {"operator": "AND", "conditions": parts}
+
+    def title_lookup(self, query: str, filters: Optional[Dict[str, Any]] = None
+                     ) -> Optional[TitleLookup]:
+        """The second read through ``document_store=`` within ``filters`` (None without a
+        store): its titles (``meta.title``), and documents fetched by ``filter_documents`` on
+        ``meta.title`` with their stored embeddings."""
+        store = self.document_store
+        if store is None or not hasattr(store, "filter_documents"):
+            if not self._noted:
+                self._noted = True
+                logger.info("mempursuit: no document_store= given, so MemPursuitRanker cannot "
+                            "follow the titles its picks name (the second read is off)")
+            return None
+        key = repr(filters)
+        if key not in self._lookups:
+            def titles():
+                return [(d.meta or {}).get("title") for d in store.filter_documents(filters)]
+            version = getattr(store, "count_documents", None)
+            self._lookups[key] = TitleLookup(titles, None, version=version,
+                                             framework=type(store).__name__)
+
+        def fetch(names: List[str], limit: int) -> Fetched:
+            found = store.filter_documents(self._scoped(
+                {"field": "meta.title", "operator": "in", "value": names}, filters))
+            rank = {t: i for i, t in enumerate(names)}
+            docs = sorted((d for d in found or [] if d.embedding is not None),
+                          key=lambda d: rank.get((d.meta or {}).get("title"), len(rank)))[:limit]
+            extra = metadata_signals([d.meta for d in docs], self.metadata_keys,
+                                     sources=[(d.meta or {}).get("source_id") for d in docs])
+            d = len(docs[0].embedding) if docs else 0
+            return Fetched(docs, np.asarray([x.embedding for x in docs],
+                                            dtype=np.float32).reshape(len(docs), d),
+                           {"texts": [x.content or "" for x in docs], **extra})
+        return self._lookups[key].with_fetch(fetch)
+
     # -- the pool ----------------------------------------------------------------------------
 
     def candidate_pool(self, query: str, documents: List[Document],
-                       query_embedding: Optional[List[float]] = None
+                       query_embedding: Optional[List[float]] = None,
+                       filters: Optional[Dict[str, Any]] = None
                        ) -> CandidatePool[Document]:
         """The documents (native order) with their vectors, the query vector and the signals.
 
@@ -266,6 +325,8 @@ class MemPursuitRanker:
             The candidates, in the retriever's order.
         query_embedding : list of float, length d, optional
             Default: the query embedded (``text_embedder``, else the packaged MiniLM).
+        filters : dict, optional
+            The second read's scope (default the ranker's ``filters``).
 
         Returns
         -------
@@ -287,6 +348,10 @@ class MemPursuitRanker:
                                  sources=[(d.meta or {}).get("source_id") for d in docs])
         matrix = (np.asarray(vectors, dtype=np.float32).reshape(len(docs), -1) if docs
                   else np.empty((0, qv.shape[0]), dtype=np.float32))
+        if "titles" in extra:
+            lookup = self.title_lookup(query, self.filters if filters is None else filters)
+            if lookup is not None:
+                extra["title_lookup"] = lookup
         return CandidatePool(docs, qv, matrix, native_scores=native_scores([d.score for d in docs]),
                              signals=pool_signals(texts, query, **extra))
 
@@ -301,7 +366,8 @@ class MemPursuitRanker:
 
     @component.output_types(documents=List[Document])
     def run(self, query: str, documents: List[Document], top_k: Optional[int] = None,
-            query_embedding: Optional[List[float]] = None) -> Dict[str, List[Document]]:
+            query_embedding: Optional[List[float]] = None,
+            filters: Optional[Dict[str, Any]] = None) -> Dict[str, List[Document]]:
         """Reorder ``documents`` for ``query`` and keep ``top_k``.
 
         Parameters
@@ -313,6 +379,8 @@ class MemPursuitRanker:
             Overrides the ``top_k`` given at construction.
         query_embedding : list of float, optional
             The query's vector (connect the text embedder's ``embedding``).
+        filters : dict, optional
+            The second read's scope for this run (default the ranker's ``filters``).
 
         Returns
         -------
@@ -324,5 +392,5 @@ class MemPursuitRanker:
         budget = self._budget(top_k, len(documents))
         reranker = self._reranker(max(budget, 1))
         return {"documents": reranker.rerank(
-            documents, lambda docs: self.candidate_pool(query, docs, query_embedding),
+            documents, lambda docs: self.candidate_pool(query, docs, query_embedding, filters),
             strict=self.strict)}

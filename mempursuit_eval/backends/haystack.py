@@ -16,7 +16,8 @@ Needs ``mempursuit[haystack]``.
   documents go to :meth:`mempursuit_haystack.MemPursuitRanker.candidate_pool`, the
   pool-building function the ranker itself uses: the documents' stored embeddings, the
   retriever's scores as the native scores, and only the signals the adapter hands over (texts,
-  ``session_ids`` from the meta, ``titles`` where the documents have one); ``dataset_signals``
+  ``session_ids`` from the meta, ``titles`` where the documents have one, and the ranker's
+  second read: ``filter_documents`` on ``meta.title`` within the group); ``dataset_signals``
   (``--dataset-signals``) puts the benchmark's own session ids and speakers over them.
 * ``load_existing``: a finished build is reopened from the cache (the store's own
   ``save_to_disk`` JSON and ``units.json``), so a rerun reads the same store.
@@ -75,7 +76,8 @@ class HaystackBackend:
         self._store, self._embedder = store, embedder
         # the adapter's pool function; policy="native": the harness applies the policies
         self._ranker = MemPursuitRanker(top_k=None, policy="native", strict=True,
-                                        metadata_keys=dict(DEFAULT_METADATA_KEYS))
+                                        metadata_keys=dict(DEFAULT_METADATA_KEYS),
+                                        document_store=store)
 
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
@@ -139,13 +141,14 @@ class HaystackBackend:
         group_entry(self._groups, group)
         qv = (np.asarray(self._embedder.encode([query])[0] if query_vector is None
                          else query_vector, dtype=np.float32))
-        retriever = InMemoryEmbeddingRetriever(
-            self._store, top_k=size, return_embedding=True,
-            filters={"field": "meta.session_id", "operator": "==", "value": group})
+        scope = {"field": "meta.session_id", "operator": "==", "value": group}
+        retriever = InMemoryEmbeddingRetriever(self._store, top_k=size, return_embedding=True,
+                                               filters=scope)
         docs = retriever.run(query_embedding=qv.tolist())["documents"]
-        pool = self._ranker.candidate_pool(query, docs, qv.tolist())
+        pool = self._ranker.candidate_pool(query, docs, qv.tolist(), filters=scope)
         return pool_from_candidates(pool, [d.id for d in pool.items], units=self._units,
-                                    dataset_signals=self.dataset_signals)
+                                    dataset_signals=self.dataset_signals,
+                                    uid_of=lambda d: d.id)
 
     def close(self) -> None:
         self._store = None
