@@ -29,6 +29,13 @@ The query is embedded with the same ``embeddings``. Signals
 for documents ``titles`` (the ``title`` metadata, else the stem of ``source`` / ``file_name``:
 what LangChain's loaders set) and ``session_ids`` (one per source document).
 
+The second read (the default policy's ``follow``): with ``vector_store=`` an
+``InMemoryVectorStore``, ``FAISS`` or ``Chroma``, the titles the first picks and the question name
+that no retrieved document carries are fetched with one ``similarity_search_by_vector`` under the
+store's own filter on the ``title`` metadata (a predicate on the document for the in-memory
+store, on its metadata for FAISS, a ``$in`` filter for Chroma), their stored vectors read back; the store's titles are read once
+(again when its size changes). Other stores: no second read (one log line).
+
 Budget rule (all three readers): the candidates are the first ``max(pool, k)``; a ``k`` above
 ``pool`` is logged once per component.
 """
@@ -49,8 +56,9 @@ from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
-                                    ReadOptions, Reranker, aread_or_native, metadata_signals,
-                                    pool_signals, read_or_native, warn_short_budget)
+                                    Fetched, ReadOptions, Reranker, TitleLookup,
+                                    aread_or_native, metadata_signals, pool_signals,
+                                    read_or_native, warn_short_budget)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 
@@ -88,6 +96,33 @@ def _stored_vectors(store: Any, docs: Sequence[Document]) -> Optional[List[Any]]
     return None
 
 
+def _title_reader(store: Any, key: str) -> Optional[tuple]:
+    """``(titles, size, filter_for)`` of a store the second read can filter by title, else
+    None: every stored title, the store's size, and the store's filter for a list of titles."""
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    def predicate(names):
+        wanted = set(names)
+        return lambda doc: (doc.metadata or {}).get(key) in wanted
+
+    if isinstance(store, InMemoryVectorStore):
+        return ((lambda: [(r.get("metadata") or {}).get(key) for r in store.store.values()]),
+                lambda: len(store.store), predicate)
+    if type(store).__name__ == "FAISS" and hasattr(store, "docstore"):
+        table = getattr(store.docstore, "_dict", None)
+        if table is None:
+            return None
+        return ((lambda: [(d.metadata or {}).get(key) for d in table.values()]),
+                lambda: len(table),
+                lambda names: (lambda meta, wanted=set(names): (meta or {}).get(key) in wanted))
+    if type(store).__module__.startswith("langchain_chroma"):
+        return ((lambda: [(m or {}).get(key) for m in
+                          store.get(include=["metadatas"])["metadatas"]]),
+                lambda: store._collection.count(),
+                lambda names: {key: {"$in": list(names)}})
+    return None
+
+
 class DocumentPool:
     """Builds the :class:`CandidatePool` of retrieved documents (shared by both components).
 
@@ -108,6 +143,8 @@ class DocumentPool:
         self._vectors = EmbeddedVectors()
         self._warned = False
         self._why = "cannot return them by id"
+        self._lookup: Any = None
+        self._noted = False
 
     @property
     def sources(self) -> Dict[str, int]:
@@ -148,9 +185,47 @@ class DocumentPool:
         self._vectors.count("store", sum(v is not None for v in found))
         return list(found)
 
+    def title_lookup(self, query_vector: Any, query: str) -> Optional[TitleLookup]:
+        """The second read through ``vector_store`` (None where the store cannot filter by
+        title, said once)."""
+        store = self.vector_store
+        key = self.metadata_keys.get("titles", "title")
+        reader = _title_reader(store, key) if store is not None else None
+        if reader is None:
+            if not self._noted:
+                self._noted = True
+                logger.info("mempursuit: %s cannot be filtered by title here, so the second "
+                            "read is off", "no vector_store= given" if store is None
+                            else type(store).__name__)
+            return None
+        titles, size, filter_for = reader
+        if self._lookup is None:
+            self._lookup = TitleLookup(titles, None, version=size,
+                                       framework=type(store).__name__)
+
+        # FAISS filters only among its fetch_k nearest: ask it to look at every row
+        wide = ({"fetch_k": int(store.index.ntotal)} if type(store).__name__ == "FAISS"
+                else {})
+
+        def fetch(names: List[str], limit: int) -> Fetched:
+            found = store.similarity_search_by_vector(list(map(float, query_vector)), k=limit,
+                                                      filter=filter_for(names), **wide)
+            vectors = _stored_vectors(store, found) or [None] * len(found)
+            docs = [d for d, v in zip(found, vectors) if v is not None]
+            rows = [v for v in vectors if v is not None]
+            dim = len(query_vector)
+            return Fetched(docs, np.asarray(rows, dtype=np.float32).reshape(len(docs), dim),
+                           {"texts": [d.page_content for d in docs],
+                            **metadata_signals([d.metadata for d in docs], self.metadata_keys)})
+        return self._lookup.with_fetch(fetch)
+
     def _pool(self, docs, vectors, query, query_vector) -> CandidatePool[Document]:
         texts = [d.page_content for d in docs]
         extra = metadata_signals([d.metadata for d in docs], self.metadata_keys)
+        if "titles" in extra:
+            lookup = self.title_lookup(query_vector, query)
+            if lookup is not None:
+                extra["title_lookup"] = lookup
         qv = np.asarray(query_vector, dtype=np.float32)
         return CandidatePool(docs, qv, np.asarray(vectors, dtype=np.float32).reshape(len(docs), -1)
                              if docs else np.empty((0, qv.shape[0]), dtype=np.float32),

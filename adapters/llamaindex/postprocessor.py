@@ -30,6 +30,14 @@ keys in ``metadata_keys`` when the nodes have them (``VectorMemoryBlock`` stores
 speaker when no metadata names one, and for documents ``titles`` (the ``title`` metadata, else
 the file name's stem: ``file_name`` / ``file_path`` as ``SimpleDirectoryReader`` sets them) and
 ``session_ids`` (one per source document: its ``file_path``, else the node's ``ref_doc_id``).
+
+The second read (the default policy's ``follow``): with ``docstore=`` (the index's;
+:class:`MemPursuitRetriever` takes it from the index) and a ``vector_store=`` that filters on
+metadata, the titles the first picks and the question name that no retrieved node carries are
+fetched with one ``vector_store.query`` under ``MetadataFilters`` ``title IN [...]`` (ANDed with
+``filters=``, the retriever's own), their stored vectors read back by id; the titles are read
+from the docstore once (again when its size changes). A store that cannot filter (FAISS) gives
+the first read's order and one warning.
 """
 
 from __future__ import annotations
@@ -45,8 +53,8 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
-                                    ReadOptions, Reranker, metadata_signals, native_scores,
-                                    pool_signals)
+                                    Fetched, ReadOptions, Reranker, TitleLookup,
+                                    metadata_signals, native_scores, pool_signals)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
 
@@ -84,6 +92,11 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         (``index.vector_store``, not the index).
     metadata_keys : dict, optional
         ``{signal: metadata key}``, default :data:`DEFAULT_METADATA_KEYS`.
+    docstore : BaseDocumentStore, optional
+        The index's docstore (``index.docstore``): the titles the second read can follow and
+        the fetched nodes' text; without it there is no second read.
+    filters : MetadataFilters, optional
+        The retriever's own filters (one user's scope), ANDed with the second read's.
     """
 
     k: Optional[int] = Field(default=None)
@@ -94,6 +107,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     embed_model: Optional[Any] = Field(default=None, exclude=True)
     vector_store: Optional[Any] = Field(default=None, exclude=True)
     metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
+    docstore: Optional[Any] = Field(default=None, exclude=True)
+    filters: Optional[Any] = Field(default=None, exclude=True)
 
     _options: ReadOptions = PrivateAttr()
     _reranker: Reranker = PrivateAttr()
@@ -101,11 +116,13 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     _warned: bool = PrivateAttr(default=False)
     _store_ids: Any = PrivateAttr(default=None)
     _why: str = PrivateAttr(default="did not return them by id")
+    _lookup: Any = PrivateAttr(default=None)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None, embed_model: Any = None, vector_store: Any = None,
-                 metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+                 metadata_keys: Optional[Mapping[str, str]] = None, docstore: Any = None,
+                 filters: Any = None, **options: Any):
         built = ReadOptions.build("MemPursuitPostprocessor", k=k, pool=pool, policy=policy,
                                   policy_options=policy_options, strict=strict, **options)
         if vector_store is not None and hasattr(vector_store, "index_struct") and hasattr(
@@ -117,7 +134,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                          policy_options=dict(built.policy_options), strict=built.strict,
                          embed_model=embed_model, vector_store=vector_store,
                          metadata_keys=dict(DEFAULT_METADATA_KEYS if metadata_keys is None
-                                            else metadata_keys))
+                                            else metadata_keys),
+                         docstore=docstore, filters=filters)
         self._options = built
         self._reranker = Reranker(built, framework="LlamaIndex", where="MemPursuitPostprocessor")
 
@@ -211,9 +229,54 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         return CandidatePool(nodes, np.asarray(query_vector, dtype=np.float32),
                              np.asarray(vectors, dtype=np.float32).reshape(len(nodes), dim),
                              native_scores=native_scores([n.score for n in nodes]),
-                             signals=self._signals(nodes, query.query_str))
+                             signals=self._signals(nodes, query.query_str, query_vector))
 
-    def _signals(self, nodes: list, query_text: str):
+    def _title_lookup(self, query_vector: Any, query_text: str) -> Optional[TitleLookup]:
+        """The second read (None without a docstore and a vector store)."""
+        docstore, store = self.docstore, self.vector_store
+        if docstore is None or store is None:
+            return None
+        if self._lookup is None:
+            key = self.metadata_keys.get("titles", "title")
+
+            def titles():
+                return [n.metadata.get(key) for n in docstore.docs.values()]
+            self._lookup = TitleLookup(titles, None, version=lambda: len(docstore.docs),
+                                       framework=type(store).__name__)
+        return self._lookup.with_fetch(
+            lambda names, limit: self._fetch(names, limit, query_vector, query_text))
+
+    def _fetch(self, names: list, limit: int, query_vector: Any, query_text: str) -> Fetched:
+        from llama_index.core.vector_stores.types import (FilterCondition, FilterOperator,
+                                                          MetadataFilter, MetadataFilters,
+                                                          VectorStoreQuery)
+
+        key = self.metadata_keys.get("titles", "title")
+        wanted = MetadataFilters(filters=[MetadataFilter(key=key, value=list(names),
+                                                         operator=FilterOperator.IN)])
+        if self.filters is not None:
+            wanted = MetadataFilters(filters=[wanted, self.filters],
+                                     condition=FilterCondition.AND)
+        found = self.vector_store.query(VectorStoreQuery(
+            query_embedding=list(map(float, query_vector)), similarity_top_k=limit,
+            filters=wanted))
+        ids = list(found.ids or [n.node_id for n in found.nodes or []])[:limit]
+        nodes = list(found.nodes or [])[:limit] or [self.docstore.get_node(i) for i in ids]
+        scores = list(found.similarities or [None] * len(ids))[:len(ids)]
+        vectors = _stored_vectors(self.vector_store, ids,
+                                  self._store_ids() if callable(self._store_ids) else None)
+        if vectors is None:
+            raise ValueError(f"{type(self.vector_store).__name__} cannot return stored vectors "
+                             "by node id")
+        kept = [i for i, v in enumerate(vectors) if v is not None]
+        hits = [NodeWithScore(node=nodes[i], score=scores[i]) for i in kept]
+        dim = len(query_vector)
+        return Fetched(hits, np.asarray([vectors[i] for i in kept],
+                                        dtype=np.float32).reshape(len(kept), dim),
+                       self._signals(hits, query_text, follow=False))
+
+    def _signals(self, nodes: list, query_text: str, query_vector: Any = None,
+                 follow: bool = True):
         texts = [n.node.get_content() for n in nodes]
         extra = metadata_signals([n.node.metadata for n in nodes], self.metadata_keys,
                                  sources=[n.node.ref_doc_id for n in nodes])
@@ -223,6 +286,10 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             speakers = [v if v is not None else _role(t) for v, t in zip(speakers, texts)]
             if any(v is not None for v in speakers):
                 extra["speakers"] = speakers
+        if follow and "titles" in extra and query_vector is not None:
+            lookup = self._title_lookup(query_vector, query_text)
+            if lookup is not None:
+                extra["title_lookup"] = lookup
         return pool_signals(texts, query_text, **extra)
 
     def candidate_pool(self, nodes: List[NodeWithScore], query_bundle: QueryBundle

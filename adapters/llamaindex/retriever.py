@@ -8,7 +8,8 @@ It runs the wrapped retriever (its ``similarity_top_k`` is the pool), then a
 :class:`~mempursuit_llamaindex.MemPursuitPostprocessor` on its nodes, with what the wrapped
 retriever knows: its vector store (stored vectors read by id; FAISS rows through the index's
 id map), its embed model (the one given to the index, not ``Settings``), and the query's
-embedding the retriever computed.
+embedding the retriever computed; for the default policy's second read, the index's docstore
+(the titles it can follow) and the retriever's own ``filters``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ class MemPursuitRetriever(BaseRetriever):
                 retriever, "_embed_model", None),
             vector_store=vector_store if vector_store is not None else getattr(
                 retriever, "_vector_store", None),
-            metadata_keys=metadata_keys, **options)
+            metadata_keys=metadata_keys,
+            docstore=getattr(index, "docstore", None) if index is not None else None,
+            filters=getattr(retriever, "_filters", None), **options)
         if vector_store is None and index is not None and hasattr(index, "index_struct"):
             self.postprocessor._store_ids = lambda: _store_ids(index)
         super().__init__(callback_manager=getattr(retriever, "callback_manager", None),
