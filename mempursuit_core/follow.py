@@ -115,22 +115,26 @@ class TitleLookup:
 
     def named(self, texts: Sequence[str], exclude: Iterable[Any] = (), limit: int | None = None
               ) -> list[str]:
-        """The store's titles that ``texts`` name, in the order the texts are given (within a
-        text, longer phrases first), without ``exclude`` (the titles the pool already has).
+        """The store's titles that ``texts`` name, without ``exclude`` (the titles the pool
+        already has): each text's first name, then each text's second, ... (within a text,
+        longer phrases first), so that every text is followed before any text twice.
 
         Returns
         -------
         list of str, at most ``limit``
         """
         index = self.index()
+        raw = self._owner._raw
         skip = {t for t in exclude if isinstance(t, str)}
-        out: dict[str, None] = {}
+        queues = []
         for text in texts:
-            found = index.named(text)
-            for j in sorted(found, key=lambda j: -len(index.phrases[j])):
-                title = self._owner._raw[j]
-                if title not in skip and title not in out:
-                    out[title] = None
+            found = sorted(index.named(text), key=lambda j: (-len(index.phrases[j]), j))
+            queues.append([raw[j] for j in found if raw[j] not in skip])
+        out: dict[str, None] = {}
+        for turn in range(max(map(len, queues), default=0)):
+            for queue in queues:
+                if turn < len(queue) and queue[turn] not in out:
+                    out[queue[turn]] = None
                     if limit is not None and len(out) >= limit:
                         return list(out)
         return list(out)

@@ -389,7 +389,7 @@ class CenteredFusion(PoolSelector):
         of song X die?": X's passage names the performer, whose own passage never matches the
         question). No change without the
         ``"titles"`` and ``"texts"`` signals.
-    follow : int, default 3
+    follow : int, default 2
         The second read (:mod:`mempursuit_core.follow`): once the first ``follow_from`` picks
         are chosen, up to ``follow`` titles that they and the question name but no candidate
         carries are fetched from the store by title (one round trip, through the
@@ -433,7 +433,7 @@ class CenteredFusion(PoolSelector):
                  ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
                  speaker: float = 2.0, named: float = 1.0, titled: float = 1.0,
-                 bridge: float = 8.0, follow: int = 3, follow_from: int = 3):
+                 bridge: float = 8.0, follow: int = 2, follow_from: int = 3):
         given = locals()
         self._set_options({name: given[name] for name in self._parameter_constraints})
 
@@ -549,7 +549,8 @@ class CenteredFusion(PoolSelector):
         ctx = self._context(q, M, signals)
         cen = centred_relevance(q, M)
         score, fired = self._fuse(cen.rel, ctx)
-        order, steps = self._reorder(score, ctx, k)
+        # the picks the second read follows do not depend on k (nested orders stay nested)
+        order, steps = self._reorder(score, ctx, max(k, self.follow_from) if self.follow else k)
         extra = self._second_read(ctx, order) if self.follow > 0 else None
         if extra is not None:
             fetched, note = extra

@@ -162,6 +162,7 @@ def markdown_report(summary: dict) -> str:
         "*turn* = complete coverage at the turn / message level (every gold turn kept)",
         f"- baseline for paired statistics: `{s['baseline']}` (the pool's native first K)",
         *_ceiling_lines(s),
+        *_second_read_lines(s),
         *([f"- signals: {s['signals']}"] if s.get("signals") else []),
         "",
         "## Retrieval",
@@ -207,6 +208,7 @@ def markdown_report(summary: dict) -> str:
                     "session_recall_any", "complete_coverage", "session_ndcg_any",
                     "turn_recall_any", "turn_coverage", "turn_ndcg_any")) + " |")
     lines += _official_lines(s.get("official") or {})
+    lines += _recall_at_lines(s)
     cats = s.get("categories") or []
     if cats:
         lines += ["", "## Session coverage % by category", ""]
@@ -225,6 +227,31 @@ def markdown_report(summary: dict) -> str:
     if s.get("notes"):
         lines += ["", "## Data notes", ""] + [f"- {n}" for n in s["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _second_read_lines(s: dict) -> list[str]:
+    """What each policy's second read fetched (the titles its picks name), and at what cost."""
+    return [f"- second read of `{p}`: {d['questions']} of {d['of']} questions, "
+            f"{d['mean_fetched']:.2f} extra candidates a question on average, lookup median "
+            f"{d['lookup_ms_median']:.3f} ms (in the select time)"
+            for p, d in (s.get("second_read") or {}).items()]
+
+
+def _recall_at_lines(s: dict) -> list[str]:
+    """recall@2 / recall@5 as multi-hop retrieval papers name them (HippoRAG): the mean share
+    of a question's gold paragraphs among the K kept, i.e. session recall at K = 2 / 5."""
+    ks = [k for k in ("2", "5") if all(k in by_k for by_k in s["results"].values())]
+    if s.get("units") not in ("paragraphs", "sentences") or not ks:
+        return []
+    lines = ["", "## In multi-hop retrieval papers' names (%)", "",
+             "recall@K = session recall at K (HippoRAG's measure: the mean share of a "
+             "question's gold passages among the K kept).", "",
+             "| policy | " + " | ".join(f"recall@{k}" for k in ks) + " |",
+             "|---|" + "---:|" * len(ks)]
+    for policy, by_k in s["results"].items():
+        lines.append(f"| {policy} | " + " | ".join(
+            _fmt(by_k[k]["overall"].get("session_recall")) for k in ks) + " |")
+    return lines
 
 
 def _ceiling_lines(s: dict) -> list[str]:

@@ -382,12 +382,16 @@ class Selections:
         ``seconds[policy]``: time spent selecting.
     extra : list of list of str
         Per pool, the unit ids a policy's second read added (every policy's, first seen first).
+    second_read : dict
+        ``second_read[policy]``: per pool, what its second read did at the largest K
+        (``{"named", "fetched", "ms"}``), None where it read nothing.
     """
 
     orders: dict[str, dict[int, list[np.ndarray]]]
     stopped: dict[str, list[str | None]]
     seconds: dict[str, float]
     extra: list[list[str]] = field(default_factory=list)
+    second_read: dict[str, list[dict | None]] = field(default_factory=dict)
 
 
 def _with_extra(res, pool: Pool, extra: list[str]) -> tuple[Any, int]:
@@ -451,9 +455,12 @@ def apply_policies(selectors: Mapping[str, Any], pools: Sequence[Pool], ks: Sequ
     stopped: dict[str, list[str | None]] = {}
     seconds: dict[str, float] = {}
     extra: list[list[str]] = [[] for _ in pools]
+    second: dict[str, list[dict | None]] = {}
 
     def checked(res, k):
         out = []
+        second[name] = [((getattr(r, "info", None) or {}).get("reorder") or {}).get("follow")
+                        for r in res]
         for r, p, q, more in zip(res, pools, qids, extra):
             order, size = _with_extra(r, p, more)
             out.append(_check_order(order, size, k, name, q))
@@ -475,7 +482,8 @@ def apply_policies(selectors: Mapping[str, Any], pools: Sequence[Pool], ks: Sequ
                 stopped[name] = [getattr(r, "stopped", None) for r in res]
         seconds[name] = time.perf_counter() - ts
         orders[name] = per_k
-    return Selections(orders, stopped, seconds, extra)
+    return Selections(orders, stopped, seconds, extra,
+                      {n: v for n, v in second.items() if any(v)})
 
 
 # --------------------------------------------------------------------------------------------
@@ -524,6 +532,8 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
     for name, per_k in chosen.orders.items():
         top = per_k[kmax][i]
         rec["selections"][name] = {"order": top.tolist(), "stopped": chosen.stopped[name][i]}
+        if chosen.second_read.get(name) and chosen.second_read[name][i]:
+            rec["selections"][name]["second_read"] = chosen.second_read[name][i]
         if not q.gold_sessions:
             continue
         rec["metrics"][name] = {}
@@ -708,6 +718,15 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
                     entry["by_category"][scope] = stats
             paired[policy][str(k)] = entry
     official = _official_summary(data, records, cfg.policies, cfg.k)
+    second_read = {}
+    for policy in cfg.policies:
+        did = [r["selections"].get(policy, {}).get("second_read") for r in records]
+        if any(did):
+            got = [d for d in did if d]
+            second_read[policy] = {
+                "questions": len(got), "of": len(records),
+                "mean_fetched": float(np.mean([d["fetched"] if d else 0 for d in did])),
+                "lookup_ms_median": float(np.median([d["ms"] for d in got]))}
     return {
         "dataset": ds.name,
         "source": ds.source,
@@ -734,6 +753,7 @@ def summarise(cfg, data: Data, records: list[dict], latency: dict, qa_info: dict
         "pool_ceiling": pool_ceiling,
         "paired": paired,
         "latency_ms": latency,
+        "second_read": second_read,
         "qa": qa_info,
         "left_out": dict(data.left_out),
         "unscored_ids": [r["qid"] for r in records if not r["metrics"]],

@@ -371,3 +371,23 @@ def test_questions_of_other_splits_are_not_counted_as_left_out(tmp_path):
                      categories=["bridge"])
     data = load_data(cfg, tmp_path / "cache")
     assert sum(data.left_out.values()) == 2 - len(data.questions)
+
+
+def test_2wiki_supporting_facts_as_a_list_of_titles(tmp_path):
+    """The retrieval releases (GFM-RAG, HippoRAG) give the gold paragraphs' titles only."""
+    (tmp_path / "corpus.json").write_text(
+        (TWOWIKI_CORPUS / "corpus.json").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "dev.json").write_text(json.dumps([
+        {"_id": "t1", "question": "Where did the director of Marlow Bay die?", "answer": "Velden",
+         "supporting_facts": ["Marlow Bay", "Edda Kranz"]},
+        {"_id": "t2", "question": "Who directed The Pale Road?", "answer": "Juri Sandt",
+         "supporting_facts": [["The Pale Road", 0], "Juri Sandt"]}]), encoding="utf-8")
+    ds = load_dataset("2wikimultihopqa", tmp_path)
+    q = {x.qid: x for x in ds.questions}
+    assert q["t1"].gold_sessions == ("Marlow Bay", "Edda Kranz")
+    assert q["t2"].gold_sessions == ("The Pale Road", "Juri Sandt")
+    assert ds.categories == ["2-hop"]
+    (tmp_path / "dev.json").write_text(json.dumps([
+        {"_id": "t3", "question": "?", "supporting_facts": [7]}]), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"expected \[title, sent_id\] or a title"):
+        load_dataset("2wikimultihopqa", tmp_path)

@@ -66,9 +66,11 @@ def parse_context(rec: dict, where: str, *, required: bool = True) -> list[Passa
     return [Passage(title=t, text=joined(s), sentences=tuple(s)) for t, s in pairs]
 
 
-def parse_supporting(rec: dict, where: str) -> list[tuple[str, int]]:
+def parse_supporting(rec: dict, where: str) -> list[tuple[str, int | None]]:
     """``supporting_facts`` as (title, sentence index) pairs, from ``{"title": [...], "sent_id":
-    [...]}`` or ``[[title, sent_id], ...]``; missing: none (the question is not scored)."""
+    [...]}``, ``[[title, sent_id], ...]`` or a list of titles (the retrieval releases of GFM-RAG
+    and HippoRAG: paragraph-level gold, sentence index None); missing: none (the question is
+    not scored)."""
     sf = need_field(rec, "supporting_facts", (dict, list), where,
                     "{'title': [...], 'sent_id': [...]} or [[title, sent_id], ...]",
                     required=False)
@@ -86,13 +88,17 @@ def parse_supporting(rec: dict, where: str) -> list[tuple[str, int]]:
     else:
         pairs = []
         for i, entry in enumerate(sf):
+            if isinstance(entry, str):  # a title only
+                pairs.append((entry, None))
+                continue
             if not isinstance(entry, list) or len(entry) != 2:
                 raise bad(where, f"'supporting_facts'[{i}] is {entry!r:.60}, expected [title, "
-                                 f"sent_id] ({FIX})")
+                                 f"sent_id] or a title ({FIX})")
             pairs.append((entry[0], entry[1]))
     for i, (t, s) in enumerate(pairs):
         need_type(t, str, f"{at}: title {i}", "a string")
-        need_type(s, int, f"{at}: sent_id {i}", "an integer")
+        if s is not None:
+            need_type(s, int, f"{at}: sent_id {i}", "an integer")
     return pairs
 
 
@@ -120,12 +126,14 @@ def parse_item(rec: Any, where: str, split: str, *, category: str | None = None,
         i = index.get(t)
         if i is None:
             if passages:
-                unresolved.append(f"{t}#{s}")
+                unresolved.append(t if s is None else f"{t}#{s}")
             elif t not in titles:
                 titles.append(t)  # no context: resolved against a corpus
             continue
         if i not in gold:
             gold.append(i)
+        if s is None:  # paragraph-level gold only
+            continue
         sents = passages[i].sentences or ()
         if 0 <= s < len(sents):
             gold_sentences.append((i, s))
