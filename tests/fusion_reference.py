@@ -120,3 +120,73 @@ def spread_order(score, sessions, text, k, spread=0.3, gather=0.8):
         order.append(best)
         picked_sessions.add(sessions[best])
     return order
+
+
+# ---------------------------------------------------------------------------------- documents
+# Titles: ``titled`` (the question names a memory's title), ``bridge`` (a pick's text names a
+# memory's title, or a memory's text names the pick's) and the second read (``follow``). The
+# title's phrase is the library's (``title_phrase``); whether a text names it is written here.
+
+
+def names(text, phrase):
+    """Whether ``phrase`` occurs in ``text`` (lower-cased) with no letter or digit either side."""
+    if not phrase:
+        return False
+    text = text.lower()
+    for at in range(len(text) - len(phrase) + 1):
+        if (text[at:at + len(phrase)] == phrase
+                and (at == 0 or not text[at - 1].isalnum())
+                and (at + len(phrase) == len(text) or not text[at + len(phrase)].isalnum())):
+            return True
+    return False
+
+
+def titled_scores(text, titles):
+    """1 for each memory whose title the question names, else 0."""
+    from mempursuit_core.links import title_phrase
+
+    return [1.0 if names(text, title_phrase(t)) else 0.0 for t in titles]
+
+
+def bridge_order(score, titles, texts, k, bridge=8.0):
+    """The greedy picks with every memory its own session: after each pick, the memories not
+    yet picked whose title its text names (not titled as the pick, nor by a part of its title)
+    gain ``bridge / sqrt(n)``, n their distinct titles; those whose text names the pick's title
+    (another title) gain half as much over their own n. Then the rest by score."""
+    from mempursuit_core.links import title_phrase
+
+    phrases = [title_phrase(t) for t in titles]
+    live = list(score)
+    order = []
+    for _ in range(min(k, len(score))):
+        best = max((i for i in range(len(live)) if i not in order), key=lambda i: (live[i], -i))
+        order.append(best)
+        own = phrases[best]
+        ahead = [j for j in range(len(live)) if j not in order and phrases[j]
+                 and names(texts[best], phrases[j]) and not names(own, phrases[j])]
+        back = [j for j in range(len(live)) if j not in order and own and phrases[j] != own
+                and names(texts[j], own)]
+        for found, gain in ((ahead, bridge), (back, bridge / 2)):
+            n = len({phrases[j] for j in found})
+            for j in found:
+                live[j] += gain / math.sqrt(n)
+    rest = sorted((i for i in range(len(score)) if i not in order), key=lambda i: (-score[i], i))
+    return order + rest
+
+
+def followed_titles(texts, store_titles, exclude, limit):
+    """The second read's titles: the store's titles each text names (longer phrases first),
+    taken one text at a time in turn, without those in ``exclude``."""
+    from mempursuit_core.links import title_phrase
+
+    queues = []
+    for text in texts:
+        found = [t for t in dict.fromkeys(store_titles)
+                 if names(text, title_phrase(t)) and t not in exclude]
+        queues.append(sorted(found, key=lambda t: -len(title_phrase(t))))
+    out = []
+    for turn in range(max((len(q) for q in queues), default=0)):
+        for queue in queues:
+            if turn < len(queue) and queue[turn] not in out:
+                out.append(queue[turn])
+    return out[:limit]

@@ -137,3 +137,69 @@ def test_garbage_signals_name_the_signal(bad):
             continue  # an absent time signal: the calendar day of the timestamps instead
         with pytest.raises(ValueError, match=f"'{key}'"):
             get_selector("centered-fusion").select(q, M, 3, signals=broken)
+
+
+# ---------------------------------------------------------------------------------- documents
+
+NAMES = ("Marlow Bay", "Edda Kranz", "Velden", "Pale Road (film)", "Juri Sandt", "Ostfeld",
+         "Anna Kranz", "River Ost", "Kiss and Tell (1945 film)", "Kiss and Tell (1953 film)",
+         "Shirley Temple", "Detroit")
+
+
+def titled_store(seed: int):
+    """A store of titled passages (each naming a few others), a pool of some of them, and a
+    question that names one title."""
+    rng = np.random.default_rng(seed)
+    n, d = len(NAMES), 8
+    V = rng.standard_normal((n, d)) + 0.8 * rng.standard_normal(d)
+    texts = []
+    for i, title in enumerate(NAMES):
+        others = rng.choice([t for t in NAMES if t != title], int(rng.integers(0, 3)),
+                            replace=False)
+        bare = title.split(" (")[0]
+        texts.append(f"{bare} " + " ".join(f"met {o.split(' (')[0]}" for o in others)
+                     + " " + " ".join(rng.choice(WORDS, 3)))
+    q = rng.standard_normal(d)
+    pool = sorted(rng.choice(n, int(rng.integers(4, 9)), replace=False).tolist())
+    text = f"Where did the friend of {NAMES[int(rng.choice(pool))].split(' (')[0]} live?"
+    return q, V, texts, pool, text
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_titles_bridge_and_the_second_read_match_the_plain_reference(seed):
+    from mempursuit_core.follow import Fetched, TitleLookup
+
+    q, V, texts, pool, text = titled_store(seed)
+    titles = [NAMES[i] for i in pool]
+    ptexts = [texts[i] for i in pool]
+    signals = {"texts": ptexts, "titles": titles, "query_text": text,
+               "session_ids": list(range(len(pool)))}
+    k = min(4, len(pool))
+    for follow in (0, 2):
+        sig = dict(signals)
+        if follow:
+            def fetch(names, limit):
+                at = [NAMES.index(t) for t in names][:limit]
+                return Fetched([NAMES[i] for i in at], V[at],
+                               {"texts": [texts[i] for i in at], "titles": [NAMES[i] for i in at],
+                                "session_ids": [100 + i for i in at]})
+            sig["title_lookup"] = TitleLookup(lambda: NAMES, fetch)
+        got = get_selector("centered-fusion", follow=follow).select(q, V[pool], k, signals=sig)
+        # the reference: fused score (+ titled), bridge greedy, then the second read
+        score = ref.fused_score(q, V[pool], signals)
+        score = [s + t for s, t in zip(score, ref.titled_scores(text, titles))]
+        first = ref.bridge_order(score, titles, ptexts, max(k, 3) if follow else k)
+        rows, rtitles, rtexts = list(pool), list(titles), list(ptexts)
+        if follow:
+            more = ref.followed_titles([ptexts[i] for i in first[:3]] + [text], NAMES,
+                                       set(titles), follow)
+            rows += [NAMES.index(t) for t in more]
+            rtitles += more
+            rtexts += [texts[NAMES.index(t)] for t in more]
+            big = {"texts": rtexts, "titles": rtitles, "query_text": text,
+                   "session_ids": list(range(len(rows)))}
+            score = ref.fused_score(q, V[rows], big)
+            score = [s + t for s, t in zip(score, ref.titled_scores(text, rtitles))]
+            assert (got.extra.items if got.extra is not None else []) == more
+        want = ref.bridge_order(score, rtitles, rtexts, k)[:k]
+        assert got.order.tolist() == want, (seed, follow)
