@@ -160,15 +160,17 @@ class PlainStore:
                 if t is not None:
                     g.by_title.setdefault(t, []).append(i)
 
+        units = self._units  # the pool's store as it was read (a fetch may come later)
+
         def fetch(titles: list[str], limit: int) -> Fetched:
             rows = [i for t in titles for i in g.by_title.get(t, ())][:limit]
             order = np.asarray(rows, dtype=np.int64)
             return Fetched([g.uids[i] for i in rows], g.vectors[order],
-                           self._signals(g, order, query, dense, bm25_all), scores[order])
+                           self._signals(g, order, query, dense, bm25_all, units), scores[order])
         return g.lookup.with_fetch(fetch)
 
     def _signals(self, g: _Group, order: np.ndarray, query: str, dense: np.ndarray,
-                 bm25_all: np.ndarray | None) -> PoolSignals:
+                 bm25_all: np.ndarray | None, units: list | None = None) -> PoolSignals:
         state: dict[str, Any] = {}
 
         def bm25():
@@ -180,7 +182,7 @@ class PlainStore:
                 state["tfidf"] = self._lexical(g).tfidf(order, query)
             return state["tfidf"]
 
-        units = self._units
+        units = self._units if units is None else units
         native_lexical = {"lexical": bm25} if self.native == "hybrid" else {}
         # documents only: a group without titles (dialogue) gets no key, as before titles existed
         titled = ({"titles": lambda: [g.titles[i] for i in order]} if g.titles is not None

@@ -10,6 +10,10 @@ positions), on vectors the packaged int8 ONNX MiniLM gave once and that are kept
 * the project's fixture (``tests/fixtures/dialogue.json``, LoCoMo format): every order is
   hashed per (native order, pool size, policy, K), and the kept selectors' orders at K=10 are
   stored as they are (readable in a diff);
+* two titled document fixtures (``tests/fixtures/twowiki_corpus``, 2WikiMultihopQA's layout
+  with a separate corpus, and ``tests/fixtures/hotpotqa_small.jsonl``; paragraphs, pools of 3
+  and 200): the default with its second read (the titles it fetched are part of the digest),
+  without it, and as it was before round 5; readable orders for the default;
 * LoCoMo (``$MEMPURSUIT_DATA/locomo/locomo10.json``, else ``../shared/data/...``; turns, pool
   200): one hash per (native order, policy, K, conversation), computed as the harness does (a
   nested selector once at the largest K). About 4 minutes on two cores.
@@ -76,6 +80,13 @@ FIXTURE_KS = (3, 10, 20)
 LOCOMO_POOL = 200
 LOCOMO_KS = (10, 20, 50)
 LOCOMO_POLICIES = KEPT + VARIANTS[:-2]
+#: The titled document fixtures: (name in the inputs, dataset, path).
+DOCUMENTS = (("twowiki", "2wikimultihopqa", ROOT / "tests" / "fixtures" / "twowiki_corpus"),
+             ("hotpotqa", "hotpotqa", ROOT / "tests" / "fixtures" / "hotpotqa_small.jsonl"))
+DOCUMENT_POOLS = (3, 200)
+DOCUMENT_KS = (2, 5)
+DOCUMENT_POLICIES = ("native", "centered-fusion", "centered-fusion:follow=0",
+                     "centered-fusion:bridge=4,follow=0")
 
 
 def build(spec: str):
@@ -115,11 +126,11 @@ class FrozenEmbedder:
         return self._frozen[digest]
 
 
-def _dataset(dataset_path: Path):
+def _dataset(dataset_path: Path, dataset: str = "locomo"):
     """The dataset's units and its questions, as the harness selects them."""
     from mempursuit_eval.datasets import load_dataset, select_questions
 
-    ds = load_dataset("locomo", dataset_path, units="turns")
+    ds = load_dataset(dataset, dataset_path, units="turns" if dataset == "locomo" else None)
     return ds, select_questions(ds)
 
 
@@ -157,6 +168,23 @@ def write_inputs() -> None:
     np.savez_compressed(INPUTS, **out)
 
 
+def write_document_inputs() -> None:
+    """Add the titled document fixtures' vectors to :data:`INPUTS` (float32), the other
+    datasets' vectors kept as they are."""
+    from mempursuit_core.embed import get_embedder
+
+    embedder = get_embedder(threads=1)
+    with np.load(INPUTS) as z:
+        out = {key: z[key] for key in z.files}
+    for name, dataset, path in DOCUMENTS:
+        ds, questions = _dataset(path, dataset)
+        for part, texts in (("units", [u.text for u in ds.units]),
+                            ("questions", [q.text for q in questions])):
+            out[f"{name}_{part}_digest"] = np.array(_text_digest(texts))
+            out[f"{name}_{part}"] = embedder.encode(texts).astype(np.float32)
+    np.savez_compressed(INPUTS, **out)
+
+
 def frozen_embedder(name: str) -> FrozenEmbedder:
     """The frozen vectors of dataset ``name`` (``"fixture"`` or ``"locomo"``) as float32."""
     frozen = {}
@@ -169,12 +197,13 @@ def frozen_embedder(name: str) -> FrozenEmbedder:
     return FrozenEmbedder(name, frozen)
 
 
-def _pools(dataset_path: Path, native: str, pool_sizes, name: str) -> dict:
+def _pools(dataset_path: Path, native: str, pool_sizes, name: str,
+           dataset: str = "locomo") -> dict:
     """``{pool size: [Pool per question]}`` from the plain store with ``native`` order, on the
     frozen vectors of dataset ``name``."""
     from mempursuit_eval.store import PlainStore
 
-    ds, questions = _dataset(dataset_path)
+    ds, questions = _dataset(dataset_path, dataset)
     embedder = frozen_embedder(name)
     store = PlainStore(native)
     store.build(ds.units, embedder=embedder)
@@ -218,6 +247,31 @@ def fixture_orders() -> dict:
     return out
 
 
+def document_orders() -> dict:
+    """``{"hashes": {key: digest}, "orders": {key: [...]}}`` on the titled document fixtures:
+    each selection's order and, after a ``|``, the unit ids its second read fetched."""
+    out: dict = {"hashes": {}, "orders": {}}
+    for name, dataset, path in DOCUMENTS:
+        for native in NATIVE:
+            for pool, pools in _pools(path, native, DOCUMENT_POOLS, name, dataset).items():
+                for spec in DOCUMENT_POLICIES:
+                    sel = build(spec)
+                    for k in DOCUMENT_KS:
+                        got = []
+                        for p in pools:
+                            chosen = sel.select(p.query_vector, p.vectors, k,
+                                                native_scores=p.native_scores, signals=p.signals)
+                            extra = chosen.extra.items if chosen.extra is not None else []
+                            got.append(" ".join(map(str, chosen.order.tolist())) + " | "
+                                       + "; ".join(extra))
+                        key = f"{name}|{native}|P{pool}|{spec}|K{k}"
+                        out["hashes"][key] = hashlib.sha256(
+                            "\n".join(got).encode("utf-8")).hexdigest()[:16]
+                        if spec == "centered-fusion" and pool == 3:
+                            out["orders"][key] = got
+    return out
+
+
 def locomo_hashes() -> dict:
     """``{key: digest}`` over LoCoMo's turns, pool 200: one digest per (native order, policy,
     K, conversation), so that a moved order says where."""
@@ -249,12 +303,20 @@ def main(argv=None) -> int:
                     help="re-embed the fixture and LoCoMo into tests/fixtures/frozen_inputs.npz "
                          "(only when the embedder or a dataset's loader changed; then --write)")
     ap.add_argument("--fixture-only", action="store_true", help="skip LoCoMo")
+    ap.add_argument("--write-document-inputs", action="store_true",
+                    help="add the titled document fixtures' vectors to the inputs (the others "
+                         "kept; then --write)")
     args = ap.parse_args(argv)
     if args.write_inputs:
         write_inputs()
+        write_document_inputs()
         print(f"wrote {INPUTS}")
         return 0
-    now = {"fixture": fixture_orders()}
+    if args.write_document_inputs:
+        write_document_inputs()
+        print(f"wrote {INPUTS}")
+        return 0
+    now = {"fixture": fixture_orders(), "documents": document_orders()}
     if LOCOMO.exists() and not args.fixture_only:
         now["locomo"] = locomo_hashes()
     frozen = json.loads(FROZEN.read_text())
@@ -264,6 +326,7 @@ def main(argv=None) -> int:
         print(f"wrote {FROZEN}")
         return 0
     bad = compare(frozen["fixture"]["hashes"], now["fixture"]["hashes"])
+    bad += compare(frozen.get("documents", {}).get("hashes", {}), now["documents"]["hashes"])
     if "locomo" in now:
         bad += compare(frozen["locomo"], now["locomo"])
     print("\n".join(bad) or "every order as frozen")

@@ -65,6 +65,17 @@ def test_the_fixture_orders_are_as_frozen(fixture_now):
     assert fo.compare(frozen["hashes"], fixture_now["hashes"]) == []
 
 
+def test_the_titled_document_orders_are_as_frozen():
+    """The default's second read and bridge on titled paragraphs (the fetched titles included)."""
+    now = fo.document_orders()
+    frozen = FROZEN["documents"]
+    for key, orders in frozen["orders"].items():
+        assert now["orders"][key] == orders, key
+    assert fo.compare(frozen["hashes"], now["hashes"]) == []
+    # the second read acts in these pools: some fetched title is frozen
+    assert any(o.split(" | ")[1] for orders in frozen["orders"].values() for o in orders)
+
+
 def test_the_frozen_file_covers_every_kept_selector_and_published_variant():
     keys = FROZEN["fixture"]["hashes"]
     for spec in fo.KEPT + fo.VARIANTS + fo.EXPERIMENTAL:
