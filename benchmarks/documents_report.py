@@ -199,6 +199,19 @@ def main() -> int:
             f"{e['all']['swap']['complete_coverage@5']:.1f} / "
             f"{e['all']['swap']['complete_coverage@10']:.1f}"
             for name, e in fw["frameworks"].items()) + " (complete coverage, K = 5 / 10).", ""]
+    trial = RUNS / "vector_hop_locomo.json"
+    if trial.exists():
+        t = json.loads(trial.read_text(encoding="utf-8"))
+        cov = t["session_complete_coverage"]
+        lines += [
+            "## Tried: a vector second hop where links are not titles", "",
+            "`python benchmarks/vector_hop_trial.py`: on LoCoMo (turns, the plain store, "
+            f"{t['native']} order, P = {t['pool']}, K = {t['k']}, {t['n']} questions), a second "
+            "search from the question plus the first three picks, adding the F nearest turns the "
+            "pool lacks: session complete coverage " + ", ".join(
+                f"F = {f}: {v:.1f}" for f, v in cov.items()) + ". It gains nothing there, so it is "
+            "not shipped: untitled stores get no second read. MuSiQue, the other set whose "
+            "links are not titles, is not among the data here.", ""]
     DOC.write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
