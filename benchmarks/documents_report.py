@@ -69,6 +69,18 @@ def table(rows: dict, *, native: str = "native") -> list[str]:
     return lines
 
 
+def _latency_lines() -> list[str]:
+    """The second read's cost from benchmarks/second_read_latency.py, when it was run."""
+    path = RUNS / "second_read_latency.json"
+    if not path.exists():
+        return []
+    t = json.loads(path.read_text(encoding="utf-8"))
+    cells = [f"K = {r['k']}: {r['read']} {r['median_ms']:.2f} ms median / {r['p95_ms']:.2f} "
+             f"ms p95 (x{r['ratio_to_follow0']:.2f})" for r in t["rows"]]
+    return [f"`python benchmarks/second_read_latency.py` (the same pools, one thread, each read "
+            f"timed alone, best of 3, {t['queries']} questions): " + "; ".join(cells) + ".", ""]
+
+
 def summary_rows(run: Path) -> tuple[dict, dict]:
     s = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     rows = {p: {k: e["overall"] for k, e in by_k.items()} for p, by_k in s["results"].items()}
@@ -141,6 +153,7 @@ def main() -> int:
         f"({lat['10']['median']:.2f} / {lat['10']['p95']:.2f} at K = 10; the harness times "
         "200 questions one by one).",
         "",
+        *_latency_lines(),
         "For reference, recall@5 published on their 1,000-question 2Wiki set (these 500 and",
         "500 more) and HippoRAG's corpus: " + "; ".join(f"{a} {v}" for a, v in ANCHORS) + ".",
         "Ours is a 22M-parameter embedder, no LLM, on half of their questions.",
