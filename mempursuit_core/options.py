@@ -53,11 +53,11 @@ class ReadOptions:
         if isinstance(self.policy, str):
             if not self.policy:
                 raise ValueError("policy must be a selector name or a selector, got ''")
-            from .plugins import UnknownNameError, list_selector_factories
+            from .plugins import UnknownNameError, known_selector, list_selector_factories
 
-            known = list_selector_factories()  # a misspelt name fails here, not at the first read
-            if self.policy not in known:
-                raise UnknownNameError("selector", self.policy, list(known))
+            # a misspelt name fails here, not at the first read; a built-in name loads no plugin
+            if not known_selector(self.policy):
+                raise UnknownNameError("selector", self.policy, list(list_selector_factories()))
         elif not callable(getattr(self.policy, "select", None)):
             raise TypeError(f"policy must be a selector name or a selector, got {self.policy!r}")
         if not isinstance(self.policy_options, Mapping):

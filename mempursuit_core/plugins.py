@@ -46,6 +46,7 @@ __all__ = [
     "get_plugin_manager",
     "get_selector",
     "is_allowed",
+    "known_selector",
     "list_adapters",
     "list_eval_backends",
     "list_selectors",
@@ -69,6 +70,9 @@ _loaded = False
 _lock = threading.Lock()
 _warned: set[tuple[str, str, str]] = set()
 _origins: dict[str, str] = {}  # entry-point plugin name -> "distribution version"
+# what each hook registered, per set of registered plugins (a plugin registered or removed in
+# code starts a new entry); the hooks are called once per such set, not on every lookup
+_collected: dict[tuple, dict[str, tuple[str, Any]]] = {}
 
 
 class UnknownNameError(KeyError):
@@ -212,6 +216,17 @@ def _collect(hook: str, *, everything: bool = True) -> dict[str, tuple[str, Any]
     """
     if everything:
         load_plugins()
+    key = (hook, everything, tuple((name, id(p)) for name, p in pm.list_name_plugin()))
+    if key in _collected:
+        return dict(_collected[key])
+    found = _call_and_rank(hook)
+    if len(_collected) > 32:  # plugins registered and removed in code, many times (tests)
+        _collected.clear()
+    _collected[key] = found
+    return dict(found)
+
+
+def _call_and_rank(hook: str) -> dict[str, tuple[str, Any]]:
     caller = getattr(pm.hook, hook)
     owners = {id(impl.function.__code__): impl.plugin_name for impl in caller.get_hookimpls()}
     rank = {name: i for i, (name, _) in enumerate(pm.list_name_plugin())}
@@ -278,9 +293,20 @@ def list_adapters() -> dict[str, AdapterSpec]:
     return {name: spec for name, (_, spec) in _collect("register_adapters").items()}
 
 
-def list_selector_factories() -> dict[str, tuple[Callable[..., Any], str]]:
-    """Registered selector factories by name: ``{name: (factory, description)}``."""
-    return {name: value for name, (_, value) in _collect("register_selectors").items()}
+def list_selector_factories(*, plugins: bool = True) -> dict[str, tuple[Callable[..., Any], str]]:
+    """Registered selector factories by name: ``{name: (factory, description)}``.
+
+    ``plugins=False``: the host's own (built-in and experimental) only, without loading any
+    entry point."""
+    return {name: value
+            for name, (_, value) in _collect("register_selectors", everything=plugins).items()}
+
+
+def known_selector(name: str) -> bool:
+    """Whether ``name`` is a registered selector: the built-ins first (no plugin loaded for
+    them), then every plugin's."""
+    return (name in _collect("register_selectors", everything=False)
+            or name in _collect("register_selectors"))
 
 
 def list_selectors() -> dict[str, str]:

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 import tomllib
@@ -173,3 +174,31 @@ def test_allow_list_skips_unlisted_third_party_plugins(tmp_path):
     assert run({"MEMPURSUIT_PLUGINS": "fake"}).stdout.strip() == "True"
     assert run({"MEMPURSUIT_PLUGINS": "other"}).stdout.strip() == "False"
     assert run({"MEMPURSUIT_PLUGINS": ""}).stdout.strip() == "False"
+
+
+ADAPTER_CONSTRUCTIONS = {
+    "mempursuit_haystack": ("haystack", "mempursuit_haystack.MemPursuitRanker(top_k=5)"),
+    "mempursuit_langchain": ("langchain_core", "mempursuit_langchain.MemPursuitCompressor(k=5)"),
+    "mempursuit_llamaindex": ("llama_index.core",
+                              "mempursuit_llamaindex.MemPursuitPostprocessor(k=5)"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adapter", sorted(ADAPTER_CONSTRUCTIONS))
+def test_building_an_adapter_loads_no_other_adapter_and_no_harness(adapter):
+    """An app that uses one adapter with a built-in policy imports that adapter only: no other
+    adapter's plugin, nothing of the evaluation harness (the host loads entry points only for
+    a name it does not know)."""
+    framework, build = ADAPTER_CONSTRUCTIONS[adapter]
+    pytest.importorskip(framework)
+    code = (f"import sys, {adapter}\n{build}\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('mempursuit'))))")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HAYSTACK_TELEMETRY_ENABLED": "False"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = out.stdout.split()
+    assert not [m for m in loaded if m.startswith("mempursuit_eval")], loaded
+    assert not [m for m in loaded if m.startswith("mempursuit_") and not m.startswith(
+        (adapter, "mempursuit_core"))], loaded
