@@ -142,12 +142,8 @@ def test_default_policy_budget_and_old_option_names(store, locomo0):
     assert wrapped.retrieve(q, limit=10) == [format_entry(pool.payloads[i]) for i in want.order]
     capped = MemPursuitLightMemory(store, k=4)
     assert len(capped.retrieve(q, limit=10)) == 4 and len(capped.retrieve(q, limit=3)) == 3
-    with pytest.warns(DeprecationWarning, match="fallback= is now strict="), \
-            pytest.warns(DeprecationWarning, match="pool_size= is now pool="):
-        old = MemPursuitLightMemory(store, pool_size=30, fallback=False)
-    assert (old.options.pool, old.options.strict) == (30, True)
-    with pytest.raises(TypeError, match="not both"):
-        MemPursuitLightMemory(store, pool=30, pool_size=40)
+    with pytest.raises(TypeError, match="pool_size"):  # a name from before 0.1: unknown
+        MemPursuitLightMemory(store, pool_size=30)
 
 
 def test_filters_pass_through(store, locomo0):

@@ -257,10 +257,8 @@ def test_default_policy_fallback_and_old_option_names(emily, caplog):
         signals=pool_signals([docs[i].text for i in res.pool], emily._query_text(q),
                              timestamps=[docs[i].date for i in res.pool]))
     assert list(res.seeds) == [res.pool[i] for i in want.order]
-    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="), \
-            pytest.warns(DeprecationWarning, match="selector= is now policy="):
-        old = emily.read(q, 3, selector="mempursuit", pool_size=5)
-    assert old.policy == "mempursuit" and len(old.pool) == 5
+    other = emily.read(q, 3, policy="mempursuit", pool=5)
+    assert other.policy == "mempursuit" and len(other.pool) == 5
 
     class Broken(NativeSelector):
         def select(self, *a, **kw):

@@ -180,17 +180,15 @@ def test_pursuit_reorders_the_same_pool(semantic_retriever, locomo0, k):
     assert changed > 0, "MemPursuit never changed SimpleMem's first K on 12 dialogue questions"
 
 
-def test_default_policy_and_old_option_names(semantic_retriever, locomo0):
+def test_default_policy_and_unknown_option_names(semantic_retriever, locomo0):
     from mempursuit_core import DEFAULT_POLICY
 
     wrapped = MemPursuitRetriever(semantic_retriever)
     assert wrapped.selector.name == DEFAULT_POLICY and (wrapped.k, wrapped.options.pool) == (10, 200)
     details = wrapped.select(questions(locomo0[1])[1])
     assert details.fallback_reason is None and len(details.entries) == 10
-    with pytest.warns(DeprecationWarning, match="pool_size= is now pool="), \
-            pytest.warns(DeprecationWarning, match="fallback= is now strict="):
-        old = MemPursuitRetriever(semantic_retriever, pool_size=30, fallback=False)
-    assert (old.options.pool, old.options.strict) == (30, True)
+    with pytest.raises(TypeError, match="fallback"):  # a name from before 0.1: unknown
+        MemPursuitRetriever(semantic_retriever, fallback=False)
 
 
 def test_returns_simplemems_own_entries(semantic_retriever, locomo0):

@@ -11,7 +11,7 @@ The names, by what they are for:
 ==========================  =================================================================
 read options                :class:`ReadOptions` (``k``, ``pool``, ``policy``,
                             ``policy_options``, ``strict``; ``is_native``), :data:`DEFAULT_POOL`,
-                            :data:`DEFAULT_POLICY`, :class:`LegacyOptionNames`
+                            :data:`DEFAULT_POLICY`
 the read path               :class:`CandidatePool` (``select``), :class:`PoolSelection`,
                             :func:`read_or_native` / :func:`aread_or_native` (the framework's own
                             result and one warning on any failure, on the ``mempursuit``
@@ -59,7 +59,7 @@ from .follow import Fetched, TitleLookup
 from .hookspecs import hookimpl
 from .lazy import lazy_exports
 from .lexical import LexicalIndex
-from .options import DEFAULT_POOL, LegacyOptionNames, ReadOptions
+from .options import DEFAULT_POOL, ReadOptions
 from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
                       resolve_selector)
 from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, aread_or_native,
@@ -79,7 +79,6 @@ __all__ = ["Fetched", "TitleLookup",
     "DEFAULT_POLICY",
     "DEFAULT_POOL",
     "EmbeddedVectors",
-    "LegacyOptionNames",
     "LexicalIndex",
     "NativeSelector",
     "PoolSelection",

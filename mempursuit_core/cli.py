@@ -42,14 +42,13 @@ def _cmd_adapters(args) -> int:
 
 
 def _cmd_selectors(args) -> int:
-    from .builtins import DEFAULT_POLICY, DEPRECATED_ALIASES
+    from .builtins import DEFAULT_POLICY
     from .experimental import PREFIX
     from .plugins import list_selectors
 
     selectors = list_selectors()
     experimental = {n: d for n, d in selectors.items() if n.startswith(PREFIX)}
-    old = {n: d for n, d in selectors.items() if n in DEPRECATED_ALIASES}
-    kept = {n: d for n, d in selectors.items() if n not in experimental and n not in old}
+    kept = {n: d for n, d in selectors.items() if n not in experimental}
     for name, desc in kept.items():
         mark = "*" if name == DEFAULT_POLICY else " "
         print(f"{mark} {name:<22} {desc}")
@@ -58,10 +57,6 @@ def _cmd_selectors(args) -> int:
         print("\nexperimental (behind the default in docs/results.md; may change or go):")
         for name, desc in experimental.items():
             print(f"  {name:<30} {desc.removeprefix('[experimental] ')}")
-    if old:
-        print("\ndeprecated names (work until the next release, with a warning):")
-        for name, desc in old.items():
-            print(f"  {name:<22} {desc}")
     return 0
 
 

@@ -2,8 +2,7 @@
 
 They are registered under ``experimental/NAME`` (``mempursuit selectors`` lists them apart)
 and kept for comparison and research, not for users to pick; their options and orders may
-change or go without notice. Their earlier names (``pursuit-rank``, ...) work for one more
-release with a DeprecationWarning.
+change or go without notice.
 
 Each starts from the native order and uses pursuit only to push down what the already-selected
 memories explain:

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -24,18 +23,10 @@ from .builtins import DEFAULT_POLICY
 from .selectors import NativeSelector
 from .validation import check_int
 
-__all__ = ["DEFAULT_POOL", "ReadOptions", "LegacyOptionNames"]
+__all__ = ["DEFAULT_POOL", "ReadOptions"]
 
 #: The candidate pool every adapter asks its framework for unless told otherwise.
 DEFAULT_POOL = 200
-
-# Names the adapters took before they shared one surface: {old: (new, how the value maps)}.
-_LEGACY = {
-    "pool_size": ("pool", lambda v: v),
-    "selector": ("policy", lambda v: v),
-    "fallback": ("strict", lambda v: not v),
-}
-
 
 @dataclass(frozen=True)
 class ReadOptions:
@@ -70,42 +61,26 @@ class ReadOptions:
     @classmethod
     def build(cls, where: str, *, k: Any = None, pool: Any = None, policy: Any = None,
               policy_options: Mapping[str, Any] | None = None, strict: Any = None,
-              **extra: Any) -> "ReadOptions":
-        """Options from an adapter's keyword arguments (``None`` means the default).
-
-        The names the adapters used before (``pool_size``, ``selector``, ``fallback``) still
-        work for one release, with a :class:`DeprecationWarning`; any other keyword is a
-        selector option (as ``policy_options``).
+              **options: Any) -> "ReadOptions":
+        """Options from an adapter's keyword arguments (``None`` means the default); any other
+        keyword is a selector option (as ``policy_options``).
 
         Raises
         ------
-        TypeError
-            When an option is given under both its name and its old name.
-        """
-        given, options = cls.translate(where, {"k": k, "pool": pool, "policy": policy,
-                                               "strict": strict}, extra)
-        return cls(
-            k=given["k"],
-            pool=DEFAULT_POOL if given["pool"] is None else given["pool"],
-            policy=DEFAULT_POLICY if given["policy"] is None else given["policy"],
-            policy_options={**(policy_options or {}), **options},
-            strict=False if given["strict"] is None else given["strict"],
-        )
-
-    @staticmethod
-    def translate(where: str, given: dict[str, Any], extra: dict[str, Any]
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(given with the old names mapped in, the other keywords)``; see :meth:`build`."""
-        given, extra = dict(given), dict(extra)
-        for old in [name for name in extra if name in _LEGACY]:
-            new, convert = _LEGACY[old]
-            value = extra.pop(old)
-            if given.get(new) is not None:
-                raise TypeError(f"{where}: give {new}= or {old}= (its old name), not both")
-            warnings.warn(f"{where}: {old}= is now {new}= (the same for every adapter); the old "
-                          "name goes in the next release", DeprecationWarning, stacklevel=4)
-            given[new] = convert(value) if value is not None else None
-        return given, extra
+        TypeError, ValueError
+            A bad option, its message starting with ``where`` (the adapter's name)."""
+        try:
+            return cls(
+                k=k,
+                pool=DEFAULT_POOL if pool is None else pool,
+                policy=DEFAULT_POLICY if policy is None else policy,
+                policy_options={**(policy_options or {}), **options},
+                strict=False if strict is None else strict,
+            )
+        except (TypeError, ValueError) as exc:
+            if type(exc) not in (TypeError, ValueError) or str(exc).startswith(where):
+                raise
+            raise type(exc)(f"{where}: {exc}") from None
 
     @property
     def is_native(self) -> bool:
@@ -129,19 +104,3 @@ class ReadOptions:
     def pool_size(self, budget: int) -> int:
         """``P`` for a budget ``K``."""
         return max(self.pool, budget)
-
-
-class LegacyOptionNames:
-    """The attributes an adapter had under the old option names, read from ``self.options``."""
-
-    options: ReadOptions
-
-    @property
-    def pool_size(self) -> int:
-        """``P`` (the ``pool`` option; the old name)."""
-        return self.options.pool
-
-    @property
-    def fallback(self) -> bool:
-        """Whether a failure returns the framework's native result (``not strict``)."""
-        return not self.options.strict

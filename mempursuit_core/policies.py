@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
@@ -615,24 +614,6 @@ class CenteredFusion(PoolSelector):
                          stopped=res.stop_reason,
                          info={"losses": res.losses, "gaps": res.gaps, "pursuit": self.gamma,
                                **info})
-
-
-_MOVED = {"RankPriorPursuit", "AnchoredPursuit", "JointPursuit", "TimePursuit", "NativeDedup"}
-
-
-def __getattr__(name: str):
-    """The old homes of names that moved, for one release (with a DeprecationWarning)."""
-    if name == "CenteredPursuit":  # the name before 0.1 (``pursuit-center``)
-        warnings.warn("CenteredPursuit is now called CenteredFusion; the old name goes in the "
-                      "next release", DeprecationWarning, stacklevel=2)
-        return CenteredFusion
-    if name in _MOVED:
-        from . import experimental
-
-        warnings.warn(f"{name} moved to mempursuit_core.experimental; the old import goes in "
-                      "the next release", DeprecationWarning, stacklevel=2)
-        return getattr(experimental, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _spread_order(score: np.ndarray, order: np.ndarray, buckets: list,

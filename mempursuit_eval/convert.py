@@ -1,4 +1,4 @@
-"""``mempursuit convert``: a benchmark as a custom data file (:mod:`mempursuit_eval.custom`).
+"""``mempursuit convert``: a benchmark as a custom data file (:mod:`mempursuit_eval.datasets.custom`).
 
 The file holds the loaded :class:`~mempursuit_eval.datasets.Dataset` as it is: the same units
 (ids, texts, groups, sessions, source ids, timestamps, speakers) and questions (gold, categories,

@@ -29,7 +29,5 @@ def clustered(rng, P=120, d=64, n_clusters=12, dup_noise=0.02, noise=0.3):
 
 
 def current_names(selectors):
-    """The registered selector names without the deprecated aliases (those warn)."""
-    from mempursuit_core.builtins import DEPRECATED_ALIASES
-
-    return sorted(set(selectors) - set(DEPRECATED_ALIASES))
+    """The registered selector names, sorted."""
+    return sorted(selectors)

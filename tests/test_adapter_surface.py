@@ -107,13 +107,11 @@ def test_the_option_check_catches_each_departure():
             testing.check_read_options(cls)
 
 
-def test_old_names_map_with_a_warning_and_conflicts_are_errors():
-    with pytest.warns(DeprecationWarning, match="fallback= is now strict="), \
-            pytest.warns(DeprecationWarning, match="pool_size= is now pool="):
-        o = ReadOptions.build("Adapter", pool_size=50, fallback=False, lam=0.3)
+def test_read_options_build_and_bad_ones_name_the_adapter():
+    o = ReadOptions.build("Adapter", pool=50, strict=True, lam=0.3)
     assert (o.pool, o.strict, o.policy_options) == (50, True, {"lam": 0.3})
-    with pytest.raises(TypeError, match="not both"):
-        ReadOptions.build("Adapter", strict=True, fallback=True)
+    with pytest.raises(ValueError, match=r"^Adapter: pool must be >= 1"):
+        ReadOptions.build("Adapter", pool=0)
     for bad in ({"pool": 0}, {"k": 2.5}, {"strict": "yes"}, {"policy": ""}, {"policy": 3}):
         with pytest.raises((TypeError, ValueError)):
             ReadOptions.build("Adapter", **bad)

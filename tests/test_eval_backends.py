@@ -1,8 +1,6 @@
 """Evaluation stores are registered through the plugin host's ``register_eval_backends`` hook,
 like selectors and adapters: the built-in ones by the harness's plugin (``mempursuit_eval.plugin``),
-a third party's by its own plugin. A clash keeps the built-in store, with one warning; the old
-entry-point group ``mempursuit.eval_backends`` still works for this release, with a
-``DeprecationWarning`` naming the hook.
+a third party's by its own plugin. A clash keeps the built-in store, with one warning.
 
 Runs use the Python API or the command line in process, with a small deterministic embedder (no
 model) on a tiny LoCoMo file.
@@ -120,13 +118,6 @@ def test_a_built_in_store_runs_through_run_eval(tmp_path):
     assert summary["results"]["native"]["2"]["overall"]["n"] == 4
 
 
-def test_the_old_table_still_reads_with_a_warning():
-    with pytest.warns(DeprecationWarning, match="BACKENDS goes in the next release.*"
-                                                "register_eval_backends"):
-        from mempursuit_eval.backends import BACKENDS
-    assert set(BACKENDS) >= BUILT_IN
-
-
 # -------------------------------------------------------------------------------- third party
 
 def test_a_plugin_store_runs_with_no_harness_change(toy_plugin, tmp_path):
@@ -241,23 +232,3 @@ def test_an_installed_plugin_cannot_replace_a_built_in_store(tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "mempursuit_eval.backends.mem0:Mem0Backend"
     assert "plugin 'aaclash' registers 'mem0', which plugin 'eval' already registered" in res.stderr
-
-
-# -------------------------------------------------------------------------------- deprecated
-
-def test_the_old_entry_point_group_works_with_a_warning(tmp_path, monkeypatch):
-    _dist(tmp_path, "oldstore", "[mempursuit.eval_backends]\n"
-                                "oldstore = mempursuit_eval.store:PlainStore\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("MEMPURSUIT_PLUGINS", "")  # the allow-list holds for the old group too
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert "oldstore" not in list_backends()
-    monkeypatch.setenv("MEMPURSUIT_PLUGINS", "oldstore")
-    match = ("'oldstore' comes from the entry-point group 'mempursuit.eval_backends', which goes "
-             "in the next release: register it through the register_eval_backends hook")
-    with pytest.warns(DeprecationWarning, match=match):
-        assert backend_factory("oldstore") is PlainStore
-    with pytest.warns(DeprecationWarning, match=match):
-        summary = _run(tmp_path, framework="oldstore")
-    assert summary["framework"] == "oldstore" and summary["n_scored"] == 4

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mempursuit_core.cli import main as cli_main
-from mempursuit_eval.custom import CustomDataError, load_custom, write_custom
+from mempursuit_eval.datasets.custom import CustomDataError, load_custom, write_custom
 from mempursuit_eval.datasets import (DEFAULT_EXCLUDED, DatasetNotFoundError, load_dataset,
                                       select_questions)
 

@@ -156,7 +156,7 @@ LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locom
 
 def _small_locomo(tmp_path) -> Path:
     """conv-26's first three sessions and the questions whose evidence lies there."""
-    from mempursuit_eval.custom import write_custom
+    from mempursuit_eval.datasets.custom import write_custom
     from mempursuit_eval.datasets import load_dataset
 
     ds = load_dataset("locomo", LOCOMO)

@@ -146,11 +146,11 @@ def test_core_use_has_no_side_effects():
         "import sys, json\n"
         "before = list(sys.meta_path)\n"
         "import numpy as np, mempursuit_core as m\n"
-        "from mempursuit_core.builtins import DEPRECATED_ALIASES, FACTORIES\n"
+        "from mempursuit_core.builtins import FACTORIES\n"
         "from mempursuit_core.experimental import SELECTORS\n"
         "q = np.ones(4); M = np.eye(4) + 0.1\n"
         "m.select(q, M, 2)\n"
-        "for name in (set(FACTORIES) - set(DEPRECATED_ALIASES)) | set(SELECTORS):\n"
+        "for name in set(FACTORIES) | set(SELECTORS):\n"
         "    m.get_selector(name)\n"
         "m.get_selector(m.DEFAULT_POLICY).select(q, M, 2, signals={'texts': list('abcd'), 'query_text': 'a'})\n"
         "print(json.dumps({'meta_path_same': sys.meta_path == before,\n"
@@ -175,10 +175,14 @@ def test_default_policy_is_registered_and_not_the_papers_rule():
     assert isinstance(mempursuit_core.get_selector("mempursuit"), PursuitSelector)
 
 
-def test_old_policy_name_still_builds_the_default_with_a_warning():
-    with pytest.warns(DeprecationWarning, match="centered-fusion"):
-        sel = mempursuit_core.get_selector("pursuit-center", spread=0.1)
-    assert sel.name == "centered-fusion" and sel.spread == 0.1
+def test_names_from_before_the_first_release_are_gone():
+    """0.1.0 was never released: the names the policies had before it are unknown (the error
+    lists the registered ones)."""
+    with pytest.raises(plugins.UnknownNameError, match="unknown selector 'pursuit-center'.*"
+                                                       "centered-fusion"):
+        mempursuit_core.get_selector("pursuit-center")
+    with pytest.raises(plugins.UnknownNameError, match="'mempursuit-adaptive'"):
+        mempursuit_core.get_selector("mempursuit-adaptive")
 
 
 class _Colliding:

@@ -33,7 +33,6 @@ from hypothesis import strategies as st
 import mempursuit_core
 from mempursuit_core import get_selector, select, select_batch
 from conftest import current_names
-from mempursuit_core.builtins import DEPRECATED_ALIASES
 
 pytestmark = pytest.mark.slow  # hypothesis searches: the longest module of the unit suite
 
@@ -488,20 +487,7 @@ def test_every_builtin_is_covered():
                               "pursuit-rank", "pursuit-anchor", "pursuit-joint", "pursuit-time",
                               "native-dedup")}
     assert set(mempursuit_core.list_selectors()) >= set(NAMES) - {"mempursuit:adaptive=true"}
-    assert set(mempursuit_core.list_selectors()) >= set(DEPRECATED_ALIASES)
 
-
-@pytest.mark.parametrize("old", sorted(DEPRECATED_ALIASES))
-def test_every_old_name_warns_and_builds_what_it_names(old, rng):
-    new, fixed = DEPRECATED_ALIASES[old]
-    with pytest.warns(DeprecationWarning, match=f"{old!r} is now '{new}"):
-        sel = get_selector(old)
-    want = get_selector(new, **fixed)
-    assert type(sel) is type(want) and vars(sel).keys() == vars(want).keys()
-    q, M = rng.standard_normal(6), rng.standard_normal((9, 6))
-    signals = {"sparse": np.abs(M), "query_sparse": np.abs(q)}
-    assert sel.select(q, M, 4, signals=signals).order.tolist() == \
-        want.select(q, M, 4, signals=signals).order.tolist()
 
 
 @SLOW

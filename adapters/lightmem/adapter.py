@@ -50,7 +50,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, LegacyOptionNames, ReadOptions,
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions,
                                     Selection, Selector, check_int, pool_signals,
                                     qdrant_search_params, read_or_native)
 
@@ -310,7 +310,7 @@ def protect_qdrant_store(config: Any, *, allow_reset: bool = False) -> Any:
 # The wrapper
 # --------------------------------------------------------------------------------------------
 
-class MemPursuitLightMemory(LegacyOptionNames):
+class MemPursuitLightMemory:
     """A ``LightMemory`` whose ``retrieve`` keeps the memories a selector picks from a pool.
 
     Parameters
@@ -337,8 +337,7 @@ class MemPursuitLightMemory(LegacyOptionNames):
         reason at WARNING and return LightMem's own ``retrieve`` result, which is also what
         ``policy="native"`` returns. True re-raises instead.
 
-    The options are the same for every adapter (:class:`mempursuit_core.options.ReadOptions`);
-    ``pool_size=`` and ``fallback=`` are the old names (deprecated).
+    The options are the same for every adapter (:class:`mempursuit_core.options.ReadOptions`).
 
     Notes
     -----

@@ -720,8 +720,7 @@ class MemoryBankStore:
         budget, window : optional
             Override the store's expansion settings for this read.
         **options
-            Selector options; ``selector=`` and ``pool_size=`` are the old names of ``policy``
-            and ``pool`` (deprecated).
+            Selector options.
         """
         return self.read_vector(
             self.embed_query(query), k, policy=policy, pool=pool, strict=strict,
@@ -732,7 +731,6 @@ class MemoryBankStore:
     def _read_options(self, given: dict[str, Any], policy_options, extra: dict[str, Any]
                       ) -> ReadOptions:
         """This read's options: what it gives, else the store's."""
-        given, extra = ReadOptions.translate("MemoryBankStore.read", given, extra)
         if all(v is None for v in given.values()) and policy_options is None and not extra:
             return self.options
         o = self.options

@@ -47,7 +47,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, LegacyOptionNames, ReadOptions,
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions,
                                     Selection, Selector, check_int, pool_signals, read_or_native)
 
 __all__ = [
@@ -286,7 +286,7 @@ def keyword_scores(store: Any, query: str, entry_ids: Sequence[str], *,
 # The wrapper
 # --------------------------------------------------------------------------------------------
 
-class MemPursuitRetriever(LegacyOptionNames):
+class MemPursuitRetriever:
     """A SimpleMem ``HybridRetriever`` whose ``retrieve`` returns the ``k`` entries a selector picks.
 
     Parameters
@@ -311,8 +311,7 @@ class MemPursuitRetriever(LegacyOptionNames):
     deterministic : bool, default True
         Run SimpleMem's planned searches sequentially (see the module notes).
 
-    The options are the same for every adapter (:class:`mempursuit_core.options.ReadOptions`);
-    ``pool_size=`` and ``fallback=`` are the old names (deprecated).
+    The options are the same for every adapter (:class:`mempursuit_core.options.ReadOptions`).
     """
 
     def __init__(

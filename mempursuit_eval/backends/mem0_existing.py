@@ -3,7 +3,7 @@
 
 CONFIG.json is the dict you give ``mem0.Memory.from_config`` (the store must be Qdrant: a local
 ``path`` or a server ``url`` / ``host`` + ``port``). QUESTIONS is a custom data file
-(:mod:`mempursuit_eval.custom`), usually questions only: their ``gold`` ids are the store's
+(:mod:`mempursuit_eval.datasets.custom`), usually questions only: their ``gold`` ids are the store's
 memory ids and their ``group`` is the ``user_id`` they search.
 
 What is read, and how nothing is written:
@@ -305,7 +305,7 @@ class ExistingMem0Backend(Mem0Backend):
 def load_questions_for_store(cfg_eval) -> Any:
     """The run's dataset for ``--mem0-config``: the custom file's questions with the store's
     memories as units (gold ids checked against them)."""
-    from mempursuit_eval.custom import CustomDataError, attach_units, load_custom
+    from mempursuit_eval.datasets.custom import CustomDataError, attach_units, load_custom
 
     if cfg_eval.framework != "mem0":
         raise Mem0ConfigError(f"--mem0-config needs --framework mem0 (got {cfg_eval.framework!r})")
