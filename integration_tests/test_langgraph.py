@@ -325,6 +325,12 @@ def test_a_title_field_is_the_titles_signal_and_the_default_follows_it(embed):
     plain = InMemoryStore(index=_index(embed))
     plain.put(("docs",), "a", {"text": "No titles here."})
     assert "titles" not in MemPursuitStore(plain).pool(("docs",), q).candidates.signals
+    # a file's name is its title, derived as every adapter derives it (document_title)
+    files = InMemoryStore(index=_index(embed))
+    files.put(("docs",), "p", {"text": "Leave is 25 days.", "file_name": "travel_policy.md"})
+    files.put(("docs",), "h", {"text": "Welcome aboard.", "source": "/kb/handbook.txt"})
+    pool = MemPursuitStore(files).pool(("docs",), "leave")
+    assert sorted(pool.candidates.signals["titles"]) == ["handbook", "travel_policy"]
 
 
 class ThirdPartyStore(BaseStore):

@@ -22,7 +22,10 @@ the read path               :class:`CandidatePool` (``select``), :class:`PoolSel
 stored-vector readers       :func:`register_vector_reader`, :func:`vector_reader_for`,
                             :func:`supported_stores`: one registry, looked up by the store
                             object's class and its bases
-signals                     :func:`pool_signals`, :class:`PoolSignals`
+signals                     :func:`pool_signals`, :class:`PoolSignals`; a document's title:
+                            :func:`document_title` (:data:`TITLE_KEYS`), the one derivation
+the second read             :class:`TitleLookup` (the ``"title_lookup"`` signal: the store's
+                            titles and a fetch by title), :class:`Fetched`
 rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
                             fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
@@ -65,13 +68,13 @@ from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, g
 from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, aread_or_native,
                        read_or_native, register_vector_reader, stored_pool, supported_stores,
                        vector_reader_for)
-from .rerank import (DEFAULT_METADATA_KEYS, Reranker, document_source, document_title,
-                     metadata_signals, native_scores, warn_short_budget)
+from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_source,
+                     document_title, metadata_signals, native_scores, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
 from .signals import PoolSignals, pool_signals
 from .validation import check_int, check_k, checked_order
 
-__all__ = ["Fetched", "TitleLookup", 
+__all__ = [
     "AdapterNotInstalledError",
     "AdapterSpec",
     "CandidatePool",
@@ -79,6 +82,7 @@ __all__ = ["Fetched", "TitleLookup",
     "DEFAULT_POLICY",
     "DEFAULT_POOL",
     "EmbeddedVectors",
+    "Fetched",
     "LexicalIndex",
     "NativeSelector",
     "PoolSelection",
@@ -87,6 +91,8 @@ __all__ = ["Fetched", "TitleLookup",
     "Reranker",
     "Selection",
     "Selector",
+    "TITLE_KEYS",
+    "TitleLookup",
     "apgvector_read_settings",
     "aread_or_native",
     "check_int",

@@ -39,7 +39,7 @@ import numpy as np
 from .options import ReadOptions
 from .readpath import CandidatePool, aread_or_native, read_or_native
 
-__all__ = ["DEFAULT_METADATA_KEYS", "SOURCE_KEYS", "TITLE_KEYS", "Reranker", "document_source",
+__all__ = ["DEFAULT_METADATA_KEYS", "PATH_KEYS", "SOURCE_KEYS", "TITLE_KEYS", "Reranker", "document_source",
            "document_title", "metadata_signals", "native_scores", "warn_short_budget"]
 
 T = TypeVar("T")
@@ -55,23 +55,32 @@ TITLE_KEYS: tuple[str, ...] = ("title", "file_name", "filename", "file_path", "s
 SOURCE_KEYS: tuple[str, ...] = ("file_path", "source", "file_name", "filename", "url", "title")
 
 
-def document_title(metadata: Mapping[str, Any] | None) -> str | None:
-    """A document's title: ``metadata["title"]``, else the stem of its file name / path / URL.
+#: the keys of :data:`TITLE_KEYS` that hold a path or URL (a title is their file's stem)
+PATH_KEYS = frozenset(TITLE_KEYS) - {"title"}
+
+
+def document_title(metadata: Mapping[str, Any] | None,
+                   keys: Sequence[str] = TITLE_KEYS) -> str | None:
+    """A document's title: ``metadata["title"]``, else the stem of its file name / path / URL
+    (the one derivation every adapter uses).
 
     Parameters
     ----------
     metadata : mapping or None
+    keys : sequence of str
+        The keys read, first found wins (default :data:`TITLE_KEYS`); those of
+        :data:`PATH_KEYS` give their file's stem, any other its value as it is.
 
     Returns
     -------
     str or None
-        ``"handbook"`` for ``{"file_path": "/data/handbook.md"}``; None when no key of
-        :data:`TITLE_KEYS` holds a non-empty string.
+        ``"handbook"`` for ``{"file_path": "/data/handbook.md"}``; None when no key holds a
+        non-empty string.
     """
-    for key in TITLE_KEYS:
-        value = (metadata or {}).get(key)
+    for key in keys:
+        value = (metadata or {}).get(key) if isinstance(metadata, Mapping) else None
         if isinstance(value, str) and value.strip():
-            if key == "title":
+            if key not in PATH_KEYS:
                 return value.strip()
             name = posixpath.basename(value.replace("\\", "/").rstrip("/").split("?")[0])
             stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name

@@ -21,8 +21,10 @@ How a search is read (:meth:`MemPursuitStore.pool`):
 3. Signals from what the store keeps: ``texts`` (the indexed fields), ``timestamps`` (a
    ``timestamp`` / ``created_at`` field of the value, else the item's ``created_at``),
    ``session_ids`` (a ``session_id`` / ``session`` field, else the namespace), ``speakers``
-   (a ``speaker`` / ``role`` field, when the values have one), ``titles`` (a ``title`` field,
-   when the values have one: documents, for the default's ``titled`` and ``bridge``).
+   (a ``speaker`` / ``role`` field, when the values have one), ``titles`` (a ``title`` field, else
+   the stem of a ``file_name`` / ``file_path`` / ``source`` / ``url`` field, as every adapter
+   derives it: ``mempursuit_core.adapter.document_title``; documents, for the default's
+   ``titled`` and ``bridge``).
 
 Items without a stored vector (put with ``index=False``, or gone between the two reads) are
 never dropped: they follow the policy's picks in native order, as the stores themselves put
@@ -48,8 +50,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
-                                    read_or_native, stored_pool)
+from mempursuit_core.adapter import (TITLE_KEYS, CandidatePool, ReadOptions, aread_or_native,
+                                    document_title, pool_signals, read_or_native, stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
@@ -63,7 +65,7 @@ SIGNAL_FIELDS: dict[str, tuple[str, ...]] = {
     "timestamps": ("timestamp", "created_at"),
     "session_ids": ("session_id", "session"),
     "speakers": ("speaker", "role"),
-    "titles": ("title",),
+    "titles": TITLE_KEYS,
 }
 
 
@@ -599,7 +601,7 @@ class MemPursuitStore(BaseStore):
         speakers = _first_fields(values, f["speakers"])
         if any(s is not None for s in speakers):
             extra["speakers"] = speakers
-        titles = _first_fields(values, f["titles"])
-        if any(isinstance(t, str) for t in titles):
-            extra["titles"] = [t if isinstance(t, str) else None for t in titles]
+        titles = [document_title(v, f["titles"]) for v in values]
+        if any(t is not None for t in titles):
+            extra["titles"] = titles
         return pool_signals(self.texts(items), query, timestamps=stamps, **extra)
