@@ -290,6 +290,8 @@ class MemPursuitRanker:
             return None
         key = repr(filters)
         if key not in self._lookups:
+            if len(self._lookups) >= 64:  # one per scope (user): keep the newest 64
+                self._lookups.pop(next(iter(self._lookups)))
             def titles():
                 return [(d.meta or {}).get("title") for d in store.filter_documents(filters)]
             version = getattr(store, "count_documents", None)
