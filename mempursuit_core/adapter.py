@@ -65,9 +65,9 @@ from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, ReadOptions
 from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
                       resolve_selector)
-from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, aread_or_native,
-                       read_or_native, register_vector_reader, stored_pool, supported_stores,
-                       vector_reader_for)
+from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, StoredPool,
+                       aread_or_native, read_or_native, register_vector_reader, stored_pool,
+                       supported_stores, vector_reader_for)
 from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_source,
                      document_title, metadata_signals, native_scores, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
@@ -91,6 +91,7 @@ __all__ = [
     "Reranker",
     "Selection",
     "Selector",
+    "StoredPool",
     "TITLE_KEYS",
     "TitleLookup",
     "apgvector_read_settings",

@@ -97,6 +97,12 @@ class ReadOptions:
 
         return resolve_selector(self.policy, **self.policy_options)
 
+    def sizes(self, top_k: int, offset: int = 0) -> tuple[int, int]:
+        """``(K, P)`` for a read asked for ``top_k`` results after ``offset``: the one rule
+        every adapter applies, ``K = min(k, top_k)`` and ``P = max(pool, offset + K)``."""
+        k = self.budget(top_k)
+        return k, self.pool_size(offset + k)
+
     def budget(self, top_k: int) -> int:
         """``K`` for a read asked for ``top_k`` results."""
         return top_k if self.k is None else min(self.k, top_k)

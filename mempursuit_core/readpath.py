@@ -44,8 +44,9 @@ import numpy as np
 from .signals import PoolSignals
 from .validation import checked_order
 
-__all__ = ["CandidatePool", "EmbeddedVectors", "PoolSelection", "aread_or_native", "read_or_native",
-           "register_vector_reader", "stored_pool", "supported_stores", "vector_reader_for"]
+__all__ = ["CandidatePool", "EmbeddedVectors", "PoolSelection", "StoredPool", "aread_or_native",
+           "read_or_native", "register_vector_reader", "stored_pool", "supported_stores",
+           "vector_reader_for"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -162,6 +163,33 @@ class CandidatePool(Generic[T]):
         return CandidatePool(self.items + list(fetched.items), self.query_vector, vectors,
                              native_scores=scores,
                              signals=extended_signals(self.signals, len(self.items), fetched))
+
+
+@dataclass
+class StoredPool(Generic[T]):
+    """A framework's whole pool for one read: what it returned, the checked candidates that
+    have a stored vector, and the rest (never dropped: they follow the picks).
+
+    Attributes
+    ----------
+    native : list, length P0
+        What the framework's own read returned, its order.
+    candidates : CandidatePool, length P <= P0
+        The items with a stored vector (:func:`stored_pool`).
+    unscored : list
+        The items without one, native order.
+    """
+
+    native: list[T]
+    candidates: CandidatePool[T]
+    unscored: list[T] = field(default_factory=list)
+
+    def choose(self, selector: Any, k: int, offset: int = 0) -> list[T]:
+        """The policy's first ``offset + k`` candidates, then the unscored ones, cut to
+        ``[offset : offset + k]``."""
+        chosen = (self.candidates.select(selector, offset + k).items if len(self.candidates)
+                  else [])
+        return (chosen + self.unscored)[offset:offset + k]
 
 
 @dataclass

@@ -187,9 +187,8 @@ class Reranker:
     def sizes(self, available: int) -> tuple[int, int]:
         """``(K, P)`` for ``available`` items: ``K`` at most ``available`` (all of them when
         ``k`` is None), ``P = max(pool, K)``; warns once when ``k`` is above ``pool``."""
-        k = self.options.budget(max(available, 1))
         warn_short_budget(self, self.options, self.where)
-        return k, self.options.pool_size(k)
+        return self.options.sizes(max(available, 1))
 
     def candidates(self, items: Sequence[T]) -> list[T]:
         """The first ``P`` items: the pool the policy chooses from."""

@@ -118,3 +118,21 @@ def test_misuse_is_a_plain_error_not_the_adapters():
         stored_pool(["a", "b"], [_vec(1, 0, 0)], Q, error=ReadError)
     with pytest.raises(TypeError, match="unknown message keys"):
         stored_pool(["a"], [_vec(1, 0, 0)], Q, error=ReadError, messages={"nan": "x"})
+
+
+def test_a_stored_pool_chooses_then_keeps_the_unscored_after_the_picks():
+    from mempursuit_core.adapter import ReadOptions, StoredPool
+
+    items = ["a", "b", "c", "d", "e"]
+    stored = [_vec(0, 1, 0), None, _vec(1, 0, 0), None, [0.9, 0.1, 0.0]]
+    pool = StoredPool(items, *stored_pool(items, stored, Q))
+    native = get_selector("native")
+    assert pool.choose(native, 2) == ["a", "c"]
+    assert pool.choose(native, 5) == ["a", "c", "e", "b", "d"]  # never dropped
+    assert pool.choose(native, 2, offset=2) == ["e", "b"]
+    assert pool.choose(get_selector("mempursuit"), 1) == ["c"]  # the policy's pick
+    empty = StoredPool(["x"], *stored_pool(["x"], [None], Q, messages={"none": None}))
+    assert empty.choose(native, 3) == ["x"]
+    # the K / P rule every adapter applies
+    assert ReadOptions(k=5).sizes(10) == (5, 200) and ReadOptions().sizes(10, 3) == (10, 200)
+    assert ReadOptions(k=50, pool=20).sizes(100, 10) == (50, 60)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,8 +37,8 @@ from cognee.modules.retrieval.chunks_retriever import ChunksRetriever
 from cognee.modules.retrieval.register_retriever import use_retriever
 from cognee.modules.search.types import SearchType
 
-from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
-                                     stored_pool)
+from mempursuit_core.adapter import (ReadOptions, StoredPool, aread_or_native,
+                                     pool_signals, stored_pool)
 
 __all__ = ["CHUNK_SIGNALS", "ChunkPool", "CogneeReadError", "MemPursuitChunksRetriever",
            "use_mempursuit"]
@@ -66,24 +65,9 @@ _MESSAGES = {"none": "none of the {n} chunks has a readable vector",
              "shape": "stored chunk vectors of size {size} for a {d}-d query"}
 
 
-@dataclass
-class ChunkPool:
-    """cognee's candidate chunks for one search, nearest first.
-
-    Attributes
-    ----------
-    native : list of ScoredResult, length P0
-        What the vector engine's search returned (``limit = P``), cognee's order.
-    candidates : CandidatePool
-        The chunks with a vector (native order): vectors ``(P, d)``, the query vector
-        ``(d,)``, native scores ``-distance`` ``(P,)`` and the signals.
-    unscored : list of ScoredResult
-        Chunks whose vector could not be read, native order (kept after the picks).
-    """
-
-    native: list[Any]
-    candidates: CandidatePool[Any]
-    unscored: list[Any] = field(default_factory=list)
+#: cognee's candidate chunks for one search, nearest first: the core's
+#: :class:`~mempursuit_core.adapter.StoredPool` of ``ScoredResult`` (native scores ``-distance``).
+ChunkPool = StoredPool
 
 
 def _given(**options: Any) -> dict[str, Any]:
@@ -151,8 +135,7 @@ class MemPursuitChunksRetriever(ChunksRetriever):
 
             vector, graph = await self.engines()
             found = await self.chunk_pool(query, engine=vector, size=None)
-            chosen = (found.candidates.select(self.selector, budget).items
-                      + found.unscored)[:budget]
+            chosen = found.choose(self.selector, budget)
             await attach_chunk_conflicts(chosen, graph_engine=graph)
             return chosen
 
@@ -235,7 +218,7 @@ class MemPursuitChunksRetriever(ChunksRetriever):
             found, [vectors.get(str(r.id)) for r in found], qvec,
             native_scores=[None if r.score is None else -float(r.score) for r in found],
             signals=signals, error=CogneeReadError, what="chunk vector", messages=_MESSAGES)
-        return ChunkPool(found, candidates, unscored)
+        return StoredPool(found, candidates, unscored)
 
     async def _stored_vectors(self, engine: Any, found: list[Any]) -> dict[str, Any]:
         """id -> stored vector, read back from the engine (else the texts embedded once)."""

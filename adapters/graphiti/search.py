@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from graphiti_core.edges import EntityEdge
 from graphiti_core.nodes import EntityNode
@@ -44,15 +43,14 @@ from graphiti_core.search.search_config_recipes import (COMBINED_HYBRID_SEARCH_C
 from graphiti_core.search.search_filters import SearchFilters
 from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embeddings_for_nodes
 
-from mempursuit_core.adapter import (CandidatePool, ReadOptions, aread_or_native, pool_signals,
-                                     stored_pool)
+from mempursuit_core.adapter import (ReadOptions, StoredPool, aread_or_native,
+                                     pool_signals, stored_pool)
 
 __all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
            "POOL_RERANKERS"]
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
 
 #: What each signal is read from, for facts (edges); entities use their name + summary as text,
 #: ``created_at`` as time and the group id as session.
@@ -77,24 +75,9 @@ class EmptyPoolError(GraphitiReadError):
     """Graphiti's search methods found no candidate (an empty graph, an unknown group id)."""
 
 
-@dataclass
-class GraphitiPool(Generic[T]):
-    """Graphiti's candidate pool for one search, in its native (RRF) order.
-
-    Attributes
-    ----------
-    native : list of EntityEdge or EntityNode, length P0
-        What Graphiti's search methods returned, fused by RRF, cut at ``P``.
-    candidates : CandidatePool
-        The items with a stored vector (native order): vectors ``(P, d)``, the query vector
-        ``(d,)``, the RRF scores ``(P,)`` and the signals.
-    unscored : list
-        The items without a stored vector, native order.
-    """
-
-    native: list[T]
-    candidates: CandidatePool[T]
-    unscored: list[T] = field(default_factory=list)
+#: Graphiti's candidate pool for one search, in its native (RRF) order: the core's
+#: :class:`~mempursuit_core.adapter.StoredPool` of ``EntityEdge`` or ``EntityNode``.
+GraphitiPool = StoredPool
 
 
 def _time(t: Any) -> Any:
@@ -345,10 +328,9 @@ class MemPursuitGraphiti:
 
     # ---------------------------------------------------------------- the choice
 
-    def choose(self, pool: GraphitiPool[T], budget: int) -> list[T]:
+    def choose(self, pool: StoredPool, budget: int) -> list:
         """The policy's ``budget`` items of ``pool``, then the unscored ones (native order)."""
-        chosen = pool.candidates.select(self.selector, budget).items
-        return (chosen + pool.unscored)[:budget]
+        return pool.choose(self.selector, budget)
 
     def _choose_all(self, edges: GraphitiPool | list | None, nodes: GraphitiPool | list | None,
                     budget: int) -> SearchResults:
@@ -373,4 +355,4 @@ def _assemble(items: list, scores: Sequence[float], stored: Mapping[str, Any], q
         items, [stored.get(x.uuid) for x in items], qvec,
         native_scores=None if by_uuid is None else [by_uuid[x.uuid] for x in items],
         signals=signals, error=GraphitiReadError, what=what, messages=_NO_EMBEDDINGS)
-    return GraphitiPool(list(items), candidates, unscored)
+    return StoredPool(list(items), candidates, unscored)

@@ -64,6 +64,9 @@ __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "Mem
 
 logger = logging.getLogger(__name__)
 
+#: LangChain's own default ``k`` of a vector-store retriever (``as_retriever()``)
+LANGCHAIN_K = 4
+
 
 def _stored_vectors(store: Any, docs: Sequence[Document]) -> Optional[List[Any]]:
     """The documents' vectors as the store keeps them (None where absent), or None when the
@@ -394,11 +397,11 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
 
     def _sizes(self, k: Optional[int] = None) -> tuple[int, int]:
         if k is None:
-            k = self._options.budget(4) if self._options.k is None else self._options.k
             warn_short_budget(self, self._options, "MemPursuitRetriever")
-        elif isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            return self._options.sizes(LANGCHAIN_K if self._options.k is None else self._options.k)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"MemPursuitRetriever: k must be a positive int, got {k!r}")
-        return k, self._options.pool_size(k)
+        return k, self._options.pool_size(k)  # a call's own k is the budget as given
 
     def _call(self, kwargs: Mapping[str, Any]) -> tuple[int, int, Dict[str, Any]]:
         """``(k, pool, search kwargs)`` of one call: ``invoke(query, k=..., filter=...)``

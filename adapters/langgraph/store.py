@@ -42,7 +42,6 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -50,8 +49,9 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.adapter import (TITLE_KEYS, CandidatePool, ReadOptions, aread_or_native,
-                                    document_title, pool_signals, read_or_native, stored_pool)
+from mempursuit_core.adapter import (TITLE_KEYS, ReadOptions, StoredPool,
+                                    aread_or_native, document_title, pool_signals,
+                                    read_or_native, stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
@@ -140,24 +140,9 @@ class QueryCapture(Embeddings):
         return vector
 
 
-@dataclass
-class LangGraphPool:
-    """The wrapped store's candidate pool for one search, in its native order.
-
-    Attributes
-    ----------
-    native : list of SearchItem, length P0
-        What the store's own search returned for ``limit = P``.
-    candidates : CandidatePool of SearchItem, length P <= P0
-        The items that have a stored vector (native order), with vectors ``(P, d)``, the query
-        vector ``(d,)``, the store's scores and the signals.
-    unscored : list of SearchItem
-        The items without a stored vector, native order.
-    """
-
-    native: list[SearchItem]
-    candidates: CandidatePool[SearchItem]
-    unscored: list[SearchItem] = field(default_factory=list)
+#: The wrapped store's pool for one search (the core's :class:`~mempursuit_core.adapter.StoredPool`
+#: of ``SearchItem``: ``native``, ``candidates``, ``unscored``).
+LangGraphPool = StoredPool
 
 
 def _read_with_search(reader: Any, stored: Any) -> bool:
@@ -398,8 +383,7 @@ class MemPursuitStore(BaseStore):
         return SearchOp(op.namespace_prefix, op.filter, size, 0, op.query, refresh_ttl=False)
 
     def _sizes(self, op: SearchOp) -> tuple[int, int]:
-        budget = self.options.budget(op.limit)
-        return budget, self.options.pool_size(op.offset + budget)
+        return self.options.sizes(op.limit, op.offset)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         def ours() -> list[SearchItem]:
@@ -428,11 +412,8 @@ class MemPursuitStore(BaseStore):
             await self.store.abatch([GetOp(i.namespace, i.key, refresh_ttl=True) for i in got])
         return got
 
-    def _choose(self, pool: LangGraphPool, op: SearchOp, budget: int) -> list[SearchItem]:
-        n = op.offset + budget
-        chosen = pool.candidates.select(self.selector, n).items if len(pool.candidates) else []
-        ranked = chosen + pool.unscored
-        return ranked[op.offset:op.offset + budget]
+    def _choose(self, pool: StoredPool, op: SearchOp, budget: int) -> list[SearchItem]:
+        return pool.choose(self.selector, budget, op.offset)
 
     def pool(self, namespace_prefix: tuple[str, ...], query: str, *, size: int | None = None,
              filter: dict[str, Any] | None = None) -> LangGraphPool:
@@ -559,7 +540,7 @@ class MemPursuitStore(BaseStore):
             native, rows, qvec, native_scores=[i.score for i in native],
             signals=lambda kept: self.signals(kept, query), error=VectorAccessError,
             messages=_MESSAGES)
-        return LangGraphPool(list(native), candidates, unscored)
+        return StoredPool(list(native), candidates, unscored)
 
     # ---------------------------------------------------------------- signals
 
