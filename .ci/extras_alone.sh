@@ -58,8 +58,9 @@ fi
 # ../shared beside the clone, as .ci/run reads it (SHARED_DIR elsewhere)
 lightmem_whl=$(ls "${SHARED_DIR:-../shared}"/wheels/lightmem-*.whl 2>/dev/null | tail -n 1 || true)
 
-# The `pip install` lines of an example's docstring, as arguments: "mempursuit[X,Y]" becomes the
-# wheel with those extras; a git+ URL (LightMem's repository) is left out (the network here
+# The `pip install` lines of an example's docstring, as arguments: ".[X,Y]" (`pip install -e`
+# in the checkout, until the first release; or the package's name with extras) becomes the
+# wheel with those extras, `-e` is dropped; a git+ URL (LightMem's repository) is left out (the network here
 # reaches only the registry): its wheel is installed from ../shared/wheels instead.
 example_requirements() {
   "$PY" - "$1" "$2" <<'EOF'
@@ -71,7 +72,9 @@ for line in doc.splitlines():
     if not line.startswith("pip install "):
         continue
     for arg in shlex.split(line)[2:]:
-        m = re.fullmatch(r"mempursuit(\[[^\]]*\])?", arg)
+        m = re.fullmatch(r"(?:mempursuit|\.)(\[[^\]]*\])?", arg)
+        if arg == "-e":
+            continue
         if m:
             out.append(sys.argv[2] + (m.group(1) or ""))
         elif not arg.startswith("git+"):

@@ -19,7 +19,8 @@ extension (4410) is among them::
 
 Run it::
 
-    pip install "mempursuit[llamaindex]"
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[llamaindex]"
     python examples/docs_qa_llamaindex.py
 
 The swap for an app that calls a retriever (retrievers do not run ``node_postprocessors``)::

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-pytest.importorskip("llama_index.core", reason='needs pip install "mempursuit[llamaindex]"')
+pytest.importorskip("llama_index.core", reason='needs pip install -e ".[llamaindex]"')
 for _module in ("llama_index.vector_stores.faiss", "llama_index.vector_stores.chroma",
                 "llama_index.vector_stores.qdrant"):
     pytest.importorskip(_module, reason="needs .ci/requirements-llamaindex.txt")

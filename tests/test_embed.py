@@ -9,7 +9,7 @@ import pytest
 from mempursuit_core import embed
 from mempursuit_core.embed import DEFAULT_TOKENIZER, EmbedderNotInstalledError, get_embedder
 
-pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install "mempursuit[embed]"')
+pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install -e ".[embed]"')
 
 TEXTS = [
     "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",

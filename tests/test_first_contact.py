@@ -135,7 +135,7 @@ def test_mem0_wrap_without_mem0_names_the_extra(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "mem0", None)  # as if Mem0 were not installed
     with pytest.raises(AdapterNotInstalledError, match=r'Mem0.*not installed: pip install '
-                                                       r'"mempursuit\[mem0\]"'):
+                                                       r'-e "\.\[mem0\]"'):
         mempursuit_mem0.wrap(object())
 
 
