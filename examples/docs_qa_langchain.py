@@ -21,7 +21,7 @@ and whether the answer's extension (4410) is among them::
 Run it::
 
     # in the root of a checkout of mempursuit (until the first release: README, Install)
-    pip install -e ".[langchain]" langchain-classic
+    pip install -e ".[langchain]"
     python examples/docs_qa_langchain.py
 
 The swaps::

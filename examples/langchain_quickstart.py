@@ -5,7 +5,7 @@ An ``InMemoryVectorStore`` with the packaged all-MiniLM-L6-v2 (int8 ONNX) as Lan
 policy picks from its top 200, both ways.
 
     # in the root of a checkout of mempursuit (until the first release: README, Install)
-    pip install -e ".[langchain]" langchain-classic
+    pip install -e ".[langchain]"
     python examples/langchain_quickstart.py
 
 The swaps::
