@@ -172,12 +172,17 @@ class OneLineParser(argparse.ArgumentParser):
 
     def _closest_flag(self, extras: list[str]) -> str:
         import difflib
+        import re
+
+        def singular(name: str) -> str:  # --policy for --policies, --no-plot for --no-plots
+            return re.sub(r"ies$", "y", name).rstrip("s")
 
         names = [f[2:] for f in self._option_string_actions if f.startswith("--")]
         for arg in extras:  # compared without the dashes, which every flag shares
             if arg.startswith("--"):
-                close = difflib.get_close_matches(arg[2:].split("=", 1)[0], names, n=1,
-                                                  cutoff=0.6)
+                typed = arg[2:].split("=", 1)[0]
+                close = [n for n in names if singular(n) == singular(typed)] or \
+                    difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
                 if close:
                     return f" (did you mean '--{close[0]}'?)"
         return ""

@@ -75,7 +75,8 @@ def test_fingerprint_and_options():
 
 def test_missing_runtime_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
-    with pytest.raises(EmbedderNotInstalledError, match=r'pip install "mempursuit\[embed\]"'):
+    with pytest.raises(EmbedderNotInstalledError,
+                       match=r'pip install -e "\.\[embed\]" \(in a mempursuit checkout\)'):
         get_embedder()
 
 

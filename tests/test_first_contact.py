@@ -49,7 +49,7 @@ def test_no_abbreviations(tmp_path, capsys):
     """``--policy bogus`` was read as ``--policy-opt bogus`` (argparse's prefix matching)."""
     rc, _, err = _cli(capsys, *_eval_args(tmp_path, _locomo(tmp_path), "--policy", "bogus"))
     assert rc == 2 and "unrecognized arguments: --policy bogus" in err, err
-    assert "policy-opt" not in err
+    assert "policy-opt" not in err and "did you mean '--policies'?" in err
 
 
 def test_a_misspelt_dataset_gets_the_closest_name(tmp_path, capsys):
