@@ -18,7 +18,7 @@
 # wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, fast 127
 # (36 s install + 91 s tests): about 34 min of lane time, about 17 min of wall time with
 # -j 2, beside the ~21 min main pytest of .ci/run. The baselines (one lane, issue 56):
-# diversifiers 25 s, haystack-rankers about 2 min (it installs torch).
+# diversifiers 25 s, haystack-rankers 2-4 min (it installs torch).
 #
 # Usage:  bash .ci/extras_alone.sh [-j LANES] [fast|EXTRA ...]    (default: fast and every extra)
 #         bash .ci/extras_alone.sh graphiti                       (one extra, as a developer)
