@@ -8,12 +8,17 @@
 #           is there), then the framework, the adapter package and every name it exports must
 #           import; then the packages the example's docstring names on its `pip install` line,
 #           and examples/EXTRA_quickstart.py runs offline.
+#   BASELINE  the harness's baselines, `pip install ".[diversifiers]"` or
+#           `".[haystack-rankers]"` alone: every policy the extra adds (pyversity-*, haystack-*)
+#           is registered and picks K distinct candidates from a small pool, as
+#           `mempursuit eval --policies NAME` would have it do.
 #
 # Measured on the shared 2-core machine under load (2 lanes; install + imports + example):
 # graphiti 96 s, langgraph 87, memorybank 74, langchain 92, haystack 52, llamaindex 138, lightmem 115 (no
 # wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, fast 127
 # (36 s install + 91 s tests): about 34 min of lane time, about 17 min of wall time with
-# -j 2, beside the ~21 min main pytest of .ci/run.
+# -j 2, beside the ~21 min main pytest of .ci/run. The baselines (one lane, issue 56):
+# diversifiers 25 s, haystack-rankers 2-4 min (it installs torch).
 #
 # Usage:  bash .ci/extras_alone.sh [-j LANES] [fast|EXTRA ...]    (default: fast and every extra)
 #         bash .ci/extras_alone.sh graphiti                       (one extra, as a developer)
@@ -26,7 +31,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee)
+ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee
+     diversifiers haystack-rankers)
+BASELINES=" diversifiers haystack-rankers "
 lanes=1
 if [ "${1:-}" = "-j" ]; then lanes="$2"; shift 2; fi
 checks=("$@")
@@ -58,8 +65,9 @@ fi
 # ../shared beside the clone, as .ci/run reads it (SHARED_DIR elsewhere)
 lightmem_whl=$(ls "${SHARED_DIR:-../shared}"/wheels/lightmem-*.whl 2>/dev/null | tail -n 1 || true)
 
-# The `pip install` lines of an example's docstring, as arguments: "mempursuit[X,Y]" becomes the
-# wheel with those extras; a git+ URL (LightMem's repository) is left out (the network here
+# The `pip install` lines of an example's docstring, as arguments: ".[X,Y]" (`pip install -e`
+# in the checkout, until the first release; or the package's name with extras) becomes the
+# wheel with those extras, `-e` is dropped; a git+ URL (LightMem's repository) is left out (the network here
 # reaches only the registry): its wheel is installed from ../shared/wheels instead.
 example_requirements() {
   "$PY" - "$1" "$2" <<'EOF'
@@ -71,7 +79,9 @@ for line in doc.splitlines():
     if not line.startswith("pip install "):
         continue
     for arg in shlex.split(line)[2:]:
-        m = re.fullmatch(r"mempursuit(\[[^\]]*\])?", arg)
+        m = re.fullmatch(r"(?:mempursuit|\.)(\[[^\]]*\])?", arg)
+        if arg == "-e":
+            continue
         if m:
             out.append(sys.argv[2] + (m.group(1) or ""))
         elif not arg.startswith("git+"):
@@ -125,9 +135,42 @@ EOF
      timeout 900 "$venv/bin/python" "$ROOT/$example")
 }
 
+check_baseline() {
+  local extra="$1" venv="$work/venv-$1"
+  "$PY" -m venv "$venv" || return 1
+  echo "== pip install .[$extra] alone"
+  "$venv/bin/python" -m pip install -q -c "$work/constraints.txt" "${wheel}[$extra]" || return 1
+  echo "== every policy it adds picks from a small pool"
+  (cd "$work" && "$venv/bin/python" - "$extra" <<'EOF'
+import sys
+
+import numpy as np
+
+from mempursuit_core.plugins import get_selector, list_selectors
+from mempursuit_core.signals import pool_signals
+
+extra = sys.argv[1]
+prefix = {"diversifiers": "pyversity-", "haystack-rankers": "haystack-"}[extra]
+names = [n for n in list_selectors() if n.startswith(prefix)]
+if not names:
+    sys.exit(f"{extra}: no {prefix}* policy is registered (mempursuit selectors)")
+rng = np.random.default_rng(0)
+query, pool = rng.normal(size=16), rng.normal(size=(12, 16))
+texts = [f"memory {i} about topic {i % 4}" for i in range(12)]
+for name in names:
+    order = get_selector(name).select(query, pool, 3, native_scores=pool @ query,
+                                      signals=pool_signals(texts, "topic 1")).order
+    assert len(order) == 3 and len(set(order.tolist())) == 3, (name, order)
+    print(f"{name}: picks {order.tolist()} of 12")
+EOF
+  )
+}
+
 run_one() {
   local c="$1" start=$SECONDS rc
-  if [ "$c" = fast ]; then check_fast >"$logs/$c.log" 2>&1; else check_extra "$c" >"$logs/$c.log" 2>&1; fi
+  if [ "$c" = fast ]; then check_fast >"$logs/$c.log" 2>&1
+  elif [[ "$BASELINES" == *" $c "* ]]; then check_baseline "$c" >"$logs/$c.log" 2>&1
+  else check_extra "$c" >"$logs/$c.log" 2>&1; fi
   rc=$?
   echo "$rc $((SECONDS - start))" >"$logs/$c.rc"
   [ "${KEEP_CI_WORK:-0}" = 1 ] || rm -rf "$work/venv-$c"  # ~0.1-2 GB each

@@ -1,6 +1,7 @@
 """MemPursuit as the read policy of cognee's chunk search: the one-line swap.
 
-    pip install "mempursuit[cognee]"
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[cognee]"
     python examples/cognee_quickstart.py
 
 Adds a few memories about Priya (three paraphrases of one fact, the fact that complements it,

@@ -20,7 +20,8 @@ and whether the answer's extension (4410) is among them::
 
 Run it::
 
-    pip install "mempursuit[langchain]" langchain-classic
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[langchain]"
     python examples/docs_qa_langchain.py
 
 The swaps::

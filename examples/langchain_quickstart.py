@@ -4,7 +4,8 @@ An ``InMemoryVectorStore`` with the packaged all-MiniLM-L6-v2 (int8 ONNX) as Lan
 ``Embeddings``, no LLM. It compares the store's own top 2 with the 2 documents the default read
 policy picks from its top 200, both ways.
 
-    pip install "mempursuit[langchain]" langchain-classic
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[langchain]"
     python examples/langchain_quickstart.py
 
 The swaps::

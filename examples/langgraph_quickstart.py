@@ -1,6 +1,7 @@
 """MemPursuit as the read policy of a LangGraph store: the one-line swap.
 
-    pip install "mempursuit[langgraph,embed]"
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[langgraph,embed]"
     python examples/langgraph_quickstart.py
 
 Writes a few memories (three paraphrases of one fact, the fact that complements it, and others)

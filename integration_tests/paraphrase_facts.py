@@ -12,8 +12,9 @@ QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
 CAT, PARAPHRASES = FACTS[3], FACTS[:3]
 
 
-def run_example(name: str) -> str:
-    """Run ``examples/NAME`` as a user would; its standard output (the run must succeed)."""
+def run_example(name: str, *, stderr: bool = False):
+    """Run ``examples/NAME`` as a user would; its standard output (the run must succeed), and
+    with ``stderr=True`` its standard error too."""
     import subprocess
     import sys
     from pathlib import Path
@@ -22,4 +23,4 @@ def run_example(name: str) -> str:
     res = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
                          timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    return res.stdout
+    return (res.stdout, res.stderr) if stderr else res.stdout

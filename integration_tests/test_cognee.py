@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("cognee", reason='needs the [cognee] extra: pip install "mempursuit[cognee]"')
+pytest.importorskip("cognee", reason='needs the [cognee] extra: pip install -e ".[cognee]"')
 
 from paraphrase_facts import run_example  # noqa: E402
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("graphiti_core", reason='needs the [graphiti] extra: '
-                    'pip install "mempursuit[graphiti]"')
+                    'pip install -e ".[graphiti]"')
 pytest.importorskip("kuzu", reason='needs the [graphiti] extra (graphiti-core[kuzu])')
 
 from dialogue_fixture import fixture_conversation  # noqa: E402

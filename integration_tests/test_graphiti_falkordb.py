@@ -5,7 +5,7 @@ the process's own Redis server, with no service to start.
 falkordblite needs Python >= 3.12, and this project's CI runs Python 3.11 (LightMem needs
 < 3.12), so the module is skipped there (``ALLOWED_CI_SKIPS`` in the root conftest.py says so)
 and Kuzu stays the embedded store of the Graphiti tests and of ``--framework graphiti``. Where it
-runs: ``pip install "mempursuit[graphiti,embed]" "graphiti-core[falkordb]" falkordblite``.
+runs: ``pip install -e ".[graphiti,embed]" "graphiti-core[falkordb]" falkordblite``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import os
 import pytest
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
-pytest.importorskip("haystack", reason='needs pip install "mempursuit[haystack]"')
+pytest.importorskip("haystack", reason='needs pip install -e ".[haystack]"')
 pytest.importorskip("haystack_integrations.document_stores.qdrant",
                     reason="needs .ci/requirements-haystack.txt (qdrant-haystack)")
 

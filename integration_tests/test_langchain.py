@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-pytest.importorskip("langchain_core", reason='needs pip install "mempursuit[langchain]"')
-pytest.importorskip("langchain_classic", reason="needs .ci/requirements-langchain.txt")
+pytest.importorskip("langchain_core", reason='needs pip install -e ".[langchain]"')
+pytest.importorskip("langchain_classic", reason='needs pip install -e ".[langchain]"')
 pytest.importorskip("langchain_qdrant", reason="needs .ci/requirements-langchain.txt")
 
 from langchain_classic.retrievers import ContextualCompressionRetriever  # noqa: E402

@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-pytest.importorskip("langchain_core", reason='needs pip install "mempursuit[langchain]"')
-pytest.importorskip("langchain_classic", reason="needs .ci/requirements-langchain.txt")
+pytest.importorskip("langchain_core", reason='needs pip install -e ".[langchain]"')
+pytest.importorskip("langchain_classic", reason='needs pip install -e ".[langchain]"')
 pytest.importorskip("langchain_community", reason="needs .ci/requirements-langchain.txt")
 pytest.importorskip("langchain_chroma", reason="needs .ci/requirements-langchain.txt")
 pytest.importorskip("faiss", reason="needs .ci/requirements-langchain.txt")

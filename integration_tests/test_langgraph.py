@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("langgraph.store.memory", reason='needs the [langgraph] extra: '
-                    'pip install "mempursuit[langgraph]"')
+                    'pip install -e ".[langgraph]"')
 
 from dialogue_fixture import fixture_conversation  # noqa: E402
 from langgraph.store.base import BaseStore  # noqa: E402

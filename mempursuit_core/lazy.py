@@ -18,6 +18,7 @@ import importlib.util
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .install import install_line
 from .plugins import AdapterNotInstalledError
 
 __all__ = ["installed", "lazy_exports"]
@@ -50,7 +51,7 @@ def lazy_exports(namespace: dict[str, Any], exports: Mapping[str, str], *,
     framework : str
         Named in the error (``"LangGraph"``).
     extra : str
-        The extra that installs it (``pip install "mempursuit[<extra>]"``).
+        The extra that installs it (:func:`mempursuit_core.install.install_line`).
     install : str, optional
         Another install instruction, where the extra alone does not install the framework.
     moved : mapping, optional
@@ -63,7 +64,7 @@ def lazy_exports(namespace: dict[str, Any], exports: Mapping[str, str], *,
     package = namespace["__name__"]
     needs = dict(needs or {})
     moved = dict(moved or {})
-    how = install or f'pip install "mempursuit[{extra}]"'
+    how = install or install_line(extra)
 
     def __getattr__(name: str) -> Any:
         if name in moved:

@@ -35,6 +35,7 @@ from typing import Any, Callable
 import pluggy
 
 from . import builtins, experimental, hookspecs
+from .install import install_line
 
 __all__ = [
     "AdapterSpec",
@@ -116,7 +117,8 @@ class AdapterSpec:
     summary : str
         One line for ``mempursuit adapters``.
     install_hint : str or None
-        Overrides the default ``pip install "mempursuit[extra]"`` hint.
+        Overrides the default hint, :func:`mempursuit_core.install.install_line` of ``extra``
+        (``pip install -e ".[extra]"`` in a checkout, until the first release).
     swap : str
         The one-line swap a user writes (``mempursuit adapters`` prints it).
     docs : str
@@ -137,7 +139,7 @@ class AdapterSpec:
         if self.install_hint:
             return self.install_hint
         if self.extra:
-            return f'pip install "mempursuit[{self.extra}]"'
+            return install_line(self.extra)
         return f"pip install {self.framework}"
 
     def framework_installed(self) -> bool:

@@ -28,7 +28,7 @@ What each call gets:
   (and ``scores="cosine"``) gets each row's cosine with the query, what a dense retriever
   scores. The scores must be finite.
 
-pyversity ships only with the ``[diversifiers]`` extra (``pip install "mempursuit[diversifiers]"``);
+pyversity ships only with the ``[diversifiers]`` extra (``pip install -e ".[diversifiers]"``);
 without it these policies are not registered (``mempursuit selectors`` does not list them).
 """
 
@@ -40,13 +40,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from mempursuit_core import Selection
+from mempursuit_core.install import install_line
 from mempursuit_core.lazy import installed as importable
 from mempursuit_core.selectors import PoolSelector
 from mempursuit_core.validation import unit_rows
 
 __all__ = ["DIVERSIFIERS", "PyversitySelector", "installed"]
 
-INSTALL = 'pip install "mempursuit[diversifiers]"'
+INSTALL = install_line("diversifiers")
 SCORES = ("native", "cosine")
 
 

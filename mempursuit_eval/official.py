@@ -40,6 +40,8 @@ import string
 from collections import Counter
 from typing import Sequence
 
+from mempursuit_core.install import install_line
+
 __all__ = [
     "LME_SOURCE",
     "LOCOMO_SOURCE",
@@ -160,7 +162,7 @@ def _stem(word: str) -> str:
             from nltk.stem import PorterStemmer
         except ImportError:  # pragma: no cover - nltk comes with the [eval] extra
             raise ImportError("the official LoCoMo F1 stems with NLTK's Porter stemmer: "
-                              "pip install 'mempursuit[eval]' (or nltk)") from None
+                              f"{install_line('eval')}, or pip install nltk") from None
         _STEMMER = PorterStemmer()
     return _STEMMER.stem(word)
 

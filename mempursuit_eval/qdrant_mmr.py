@@ -26,6 +26,7 @@ import weakref
 import numpy as np
 
 from mempursuit_core import Selection
+from mempursuit_core.install import install_line
 from mempursuit_core.selectors import PoolSelector
 from mempursuit_core.validation import unit_rows
 
@@ -55,7 +56,7 @@ class QdrantMMRSelector(PoolSelector):
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
         # each engine's package is checked here, so a missing one is one line before any pool
-        module, install = (("qdrant_edge", 'pip install "mempursuit[eval]" (qdrant-edge-py)')
+        module, install = (("qdrant_edge", install_line("eval") + ", qdrant-edge-py")
                            if engine == "edge" else ("qdrant_client", "pip install qdrant-client"))
         try:
             __import__(module)

@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mempursuit_core.install import install_line
+
 __all__ = ["write_outputs", "check_out_dir", "markdown_report", "plot_report", "verdict"]
 
 
@@ -471,7 +473,7 @@ def write_outputs(out: Path, cfg, summary: dict, records: list[dict], config: di
             try:
                 plot_report(_clean(summary), tmpdir)
             except ImportError:
-                log('plots skipped: matplotlib is not installed (pip install "mempursuit[eval]")')
+                log(f"plots skipped: matplotlib is not installed ({install_line('eval')})")
         if out.is_dir():
             for f in sorted(tmpdir.iterdir()):
                 os.replace(f, out / f.name)

@@ -173,6 +173,11 @@ class EvalConfig:
             raise ValueError(f"K values must be >= 1, got {list(self.k)}")
         self.k = tuple(sorted(set(ks)))
         _check_int("--pool", self.pool, 1, "candidates the store returns per question; default 200")
+        if self.pool < self.k[-1]:
+            raise ValueError(
+                f"--pool {self.pool} is below --k {self.k[-1]}: every policy would keep the whole "
+                "pool, so every difference from native would be zero; give --pool of at least "
+                f"{self.k[-1]} (the default 200 is the measured setting) or a smaller --k")
         if self.limit is not None:
             _check_int("--limit", self.limit, 1, "the first N selected questions; leave it out "
                        "for all")

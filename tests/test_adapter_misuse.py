@@ -28,7 +28,8 @@ def test_mem0_register_without_mem0_gives_the_install_hint(without):
     import mempursuit_mem0
 
     without("mem0")
-    with pytest.raises(AdapterNotInstalledError, match=r'pip install "mempursuit\[mem0\]"'):
+    with pytest.raises(AdapterNotInstalledError,
+                       match=r'pip install -e "\.\[mem0\]" \(in a mempursuit checkout\)'):
         mempursuit_mem0.register()
 
 

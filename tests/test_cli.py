@@ -89,3 +89,56 @@ def test_bench_quick_writes_json(tmp_path):
     assert {r["dtype"] for r in data["latency"]} == {"float32", "float64"}
     assert data["jit"]["warm_cache"]["first_call_ms"] > 0
     assert result["batch_queries_per_s"]
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["eval", "--polices", "native"], ["mempursuit eval: unrecognized arguments: --polices native",
+                                       "(did you mean '--policies'?)",
+                                       "(see 'mempursuit eval --help')"]),
+    (["eval", "--pol=3"], ["did you mean '--pool'?", "see 'mempursuit eval --help'"]),
+    (["select", "q.npy", "M.npy", "--polcy", "mmr"], ["mempursuit select: unrecognized",
+                                                      "did you mean '--policy'?",
+                                                      "see 'mempursuit select --help'"]),
+    (["selectors", "--verbose"], ["mempursuit selectors: unrecognized arguments: --verbose",
+                                  "see 'mempursuit selectors --help'"]),
+])
+def test_an_unknown_flag_is_named_by_its_command_with_the_closest_flag(argv, needles, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    if argv[0] == "selectors":
+        assert "did you mean" not in err  # nothing close: no guess
+
+
+def _closed_stdout(*args):
+    """Run the command with a stdout nobody reads any more (``| head`` once it has quit)."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-m", "mempursuit_core", *map(str, args)],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=300,
+                              cwd=ROOT)
+    finally:
+        os.close(write)
+
+
+def test_a_closed_stdout_is_quiet_exit_141_not_a_traceback():
+    res = _closed_stdout("selectors")
+    assert res.returncode == 141 and res.stderr == "", res.stderr
+
+
+@pytest.mark.slow  # one evaluation run in a subprocess (a few seconds)
+def test_eval_piped_into_head_ends_quietly_with_its_run_written(tmp_path):
+    pytest.importorskip("onnxruntime", reason='needs pip install -e ".[embed]"')
+    res = _closed_stdout("eval", "--dataset", "locomo", "--data",
+                         ROOT / "tests" / "fixtures" / "dialogue.json", "--out", tmp_path / "run",
+                         "--cache-dir", tmp_path / "cache", "--quiet", "--no-plots",
+                         "--bootstrap", "20", "--latency-sample", "0", "--k", "2")
+    assert res.returncode == 141, res.stderr
+    assert "Traceback" not in res.stderr and "BrokenPipe" not in res.stderr, res.stderr
+    assert (tmp_path / "run" / "summary.md").exists()

@@ -22,7 +22,7 @@ try:
 except ImportError:
     pyversity = None
 needs_pyversity = pytest.mark.skipif(pyversity is None,
-                                     reason='needs pip install "mempursuit[diversifiers]"')
+                                     reason='needs pip install -e ".[diversifiers]"')
 ROOT = Path(__file__).resolve().parents[1]
 
 STRATEGIES = ("mmr", "msd", "dpp", "cover", "ssd")
@@ -141,7 +141,8 @@ def test_without_pyversity_nothing_is_listed_and_building_names_the_extra():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={"MEMPURSUIT_PLUGINS": "", "PATH": "", "PYTHONPATH": str(ROOT)})
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == 'pyversity-mmr needs pyversity: pip install "mempursuit[diversifiers]"'
+    assert res.stdout.strip() == ('pyversity-mmr needs pyversity: pip install -e ".[diversifiers]" '
+                                  "(in a mempursuit checkout)")
 
 
 def test_results_section_renders_any_run_dropped_in(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from mempursuit_core import embed
 from mempursuit_core.embed import DEFAULT_TOKENIZER, EmbedderNotInstalledError, get_embedder
 
-pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install "mempursuit[embed]"')
+pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install -e ".[embed]"')
 
 TEXTS = [
     "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
@@ -75,7 +75,8 @@ def test_fingerprint_and_options():
 
 def test_missing_runtime_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
-    with pytest.raises(EmbedderNotInstalledError, match=r'pip install "mempursuit\[embed\]"'):
+    with pytest.raises(EmbedderNotInstalledError,
+                       match=r'pip install -e "\.\[embed\]" \(in a mempursuit checkout\)'):
         get_embedder()
 
 

@@ -108,7 +108,7 @@ def test_listing_the_stores_imports_no_framework():
 
 
 def test_a_built_in_store_runs_through_run_eval(tmp_path):
-    pytest.importorskip("faiss", reason='the memorybank store needs "mempursuit[memorybank]"')
+    pytest.importorskip("faiss", reason='the memorybank store needs pip install -e ".[memorybank]"')
     from mempursuit_eval.backends.memorybank import MemoryBankBackend
 
     assert backend_factory("memorybank") is MemoryBankBackend
@@ -132,7 +132,7 @@ def test_a_plugin_store_runs_with_no_harness_change(toy_plugin, tmp_path):
 
 
 def test_a_plugin_store_from_the_command_line(toy_plugin, tmp_path, capsys):
-    pytest.importorskip("onnxruntime", reason='the default embedder needs "mempursuit[embed]"')
+    pytest.importorskip("onnxruntime", reason='needs pip install -e ".[embed]"')
     out = tmp_path / "run"
     rc = cli_main(["eval", "--dataset", "locomo", "--data", str(locomo_file(tmp_path)),
                    "--framework", "toy", "--backend-opt", "tag=cli", "--k", "1", "2",

@@ -309,7 +309,7 @@ def test_convert_writes_the_custom_format_with_titles_and_splits(tmp_path, capsy
 
 
 def test_the_command_line_runs_hotpotqa_end_to_end(tmp_path, capsys):
-    pytest.importorskip("onnxruntime", reason='the default embedder needs "mempursuit[embed]"')
+    pytest.importorskip("onnxruntime", reason='needs pip install -e ".[embed]"')
     out = tmp_path / "run"
     rc = cli_main(["eval", "--dataset", "hotpotqa", "--data", str(HOTPOT), "--out", str(out),
                    "--k", "2", "4", "--policies", "native", "centered-fusion", "mmr",

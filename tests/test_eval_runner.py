@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install "mempursuit[embed]"')
+pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install -e ".[embed]"')
 
 from mempursuit_core import Selection, Selector
 from mempursuit_core.cli import main as cli_main
@@ -238,7 +238,7 @@ def test_plots_are_skipped_with_a_note_without_matplotlib(locomo_run, tmp_path, 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
     notes = []
     write_outputs(tmp_path, EvalConfig(plots=True), summary, [], {}, log=notes.append)
-    assert any("plots skipped" in n and "mempursuit[eval]" in n for n in notes)
+    assert any("plots skipped" in n and 'pip install -e ".[eval]"' in n for n in notes)
     assert (tmp_path / "summary.md").is_file() and not (tmp_path / "coverage_vs_k.png").exists()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install "mempursuit[embed]"')
+pytest.importorskip("onnxruntime", reason='needs the [embed] extra: pip install -e ".[embed]"')
 
 from mempursuit_core import get_selector
 from mempursuit_core.embed import get_embedder

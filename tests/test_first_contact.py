@@ -49,7 +49,7 @@ def test_no_abbreviations(tmp_path, capsys):
     """``--policy bogus`` was read as ``--policy-opt bogus`` (argparse's prefix matching)."""
     rc, _, err = _cli(capsys, *_eval_args(tmp_path, _locomo(tmp_path), "--policy", "bogus"))
     assert rc == 2 and "unrecognized arguments: --policy bogus" in err, err
-    assert "policy-opt" not in err
+    assert "policy-opt" not in err and "did you mean '--policies'?" in err
 
 
 def test_a_misspelt_dataset_gets_the_closest_name(tmp_path, capsys):
@@ -135,7 +135,7 @@ def test_mem0_wrap_without_mem0_names_the_extra(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "mem0", None)  # as if Mem0 were not installed
     with pytest.raises(AdapterNotInstalledError, match=r'Mem0.*not installed: pip install '
-                                                       r'"mempursuit\[mem0\]"'):
+                                                       r'-e "\.\[mem0\]"'):
         mempursuit_mem0.wrap(object())
 
 

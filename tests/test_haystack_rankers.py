@@ -19,9 +19,9 @@ from mempursuit_core import get_selector, list_selectors
 from mempursuit_eval.haystack_rankers import installed
 
 needs_haystack = pytest.mark.skipif(not installed("lost-in-the-middle"),
-                                    reason='needs pip install "mempursuit[haystack]"')
+                                    reason='needs pip install -e ".[haystack]"')
 needs_rankers = pytest.mark.skipif(not installed("diversity"),
-                                   reason='needs pip install "mempursuit[haystack-rankers]"')
+                                   reason='needs pip install -e ".[haystack-rankers]"')
 
 # a small real pool in native order: five near-copies of one fact first, then other facts
 DUPES = [f"Caroline went to the LGBTQ support group on {d}." for d in

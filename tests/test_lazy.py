@@ -41,7 +41,7 @@ def test_a_missing_framework_names_the_extra(package):
                                framework="Ghost", extra="ghost")
     with pytest.raises(AdapterNotInstalledError,
                        match=r'toyadapter.Thing needs Ghost, which is not installed: '
-                             r'pip install "mempursuit\[ghost\]"'):
+                             r'pip install -e "\.\[ghost\]"'):
         getattr_("Thing")
     assert getattr_("VALUE") == 42  # the other submodule needs nothing
     star, _ = lazy_exports(vars(package), {"VALUE": "plain"}, needs={"*": "ghost_x_not_there"},

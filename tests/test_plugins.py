@@ -108,7 +108,7 @@ def test_selector_gone_after_unregister():
 def test_missing_framework_names_the_extra(inline_plugin):
     spec = get_adapter_spec("ghostfw")
     assert not spec.framework_installed()
-    with pytest.raises(AdapterNotInstalledError, match=r'pip install "mempursuit\[ghost\]"'):
+    with pytest.raises(AdapterNotInstalledError, match=r'pip install -e "\.\[ghost\]"'):
         load_adapter("ghostfw")
 
 

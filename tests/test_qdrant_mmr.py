@@ -17,7 +17,7 @@ import pytest
 
 from mempursuit_core import get_selector
 
-pytest.importorskip("qdrant_edge", reason='needs qdrant-edge-py (pip install "mempursuit[eval]")')
+pytest.importorskip("qdrant_edge", reason='needs qdrant-edge-py (pip install -e ".[eval]")')
 
 
 def _pools():
@@ -81,7 +81,7 @@ for opts in ({}, {"engine": "local"}):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     edge, local = res.stdout.strip().splitlines()
-    assert "qdrant_edge" in edge and 'pip install "mempursuit[eval]"' in edge
+    assert "qdrant_edge" in edge and 'pip install -e ".[eval]"' in edge
     assert "qdrant_client" in local and "pip install qdrant-client" in local
 
 

@@ -7,7 +7,7 @@
     pipeline.connect("embedder.embedding", "retriever.query_embedding")
 
 Any :func:`mempursuit_core.embed.get_embedder` model: the default is the packaged
-all-MiniLM-L6-v2 (int8 ONNX, 384-d, needs ``mempursuit[embed]``, which ``mempursuit[haystack]``
+all-MiniLM-L6-v2 (int8 ONNX, 384-d, needs the ``[embed]`` extra, which the ``[haystack]`` extra
 brings); ``"st:<model>"`` a sentence-transformers model. The model is loaded by ``warm_up()``
 (a pipeline calls it before its first run) or at the first run.
 """

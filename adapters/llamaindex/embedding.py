@@ -5,7 +5,7 @@
     index = VectorStoreIndex.from_documents(docs, embed_model=MemPursuitEmbedding())
 
 Any :func:`mempursuit_core.embed.get_embedder` model: ``MemPursuitEmbedding()`` is the packaged
-all-MiniLM-L6-v2 (int8 ONNX, 384-d, needs ``mempursuit[embed]``, which ``mempursuit[llamaindex]``
+all-MiniLM-L6-v2 (int8 ONNX, 384-d, needs the ``[embed]`` extra, which the ``[llamaindex]`` extra
 brings); ``MemPursuitEmbedding("st:<model>")`` a sentence-transformers model.
 """
 

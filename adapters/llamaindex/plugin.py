@@ -8,7 +8,8 @@ SPEC = AdapterSpec(
     framework="llama_index.core",
     extra="llamaindex",
     swap=("MemPursuitRetriever(index.as_retriever(similarity_top_k=200), k=10); a query engine: "
-          "node_postprocessors=[MemPursuitPostprocessor(k=10)] with similarity_top_k=200"),
+          "node_postprocessors=[MemPursuitPostprocessor(k=10, index=index)] with "
+          "similarity_top_k=200"),
     docs="docs/adapters/llamaindex.md",
     summary="LlamaIndex: a node postprocessor for VectorMemoryBlock and query engines, and a "
             "retriever wrapper",

@@ -8,6 +8,12 @@ read policy picks, most useful first::
 
     VectorMemoryBlock(vector_store=store, embed_model=embed_model, similarity_top_k=200,
                       node_postprocessors=[MemPursuitPostprocessor(k=10, vector_store=store)])
+    index.as_query_engine(similarity_top_k=200,
+                          node_postprocessors=[MemPursuitPostprocessor(k=10, index=index)])
+
+A postprocessor is handed only the nodes and the query: ``index=`` gives it what
+:class:`MemPursuitRetriever` takes from the retriever it wraps, the index's embed model, vector
+store (FAISS rows read by the index's id map) and docstore (the second read).
 
 Where the vectors come from, in this order (:attr:`MemPursuitPostprocessor.vector_sources`
 counts each per read):
@@ -43,6 +49,7 @@ the first read's order and one warning.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from typing import Any, Dict, List, Mapping, Optional
@@ -97,6 +104,10 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         the fetched nodes' text; without it there is no second read.
     filters : MetadataFilters, optional
         The retriever's own filters (one user's scope), ANDed with the second read's.
+    index : VectorStoreIndex, optional
+        The index a query or chat engine reads: ``embed_model``, ``vector_store`` and
+        ``docstore`` default to the index's, and FAISS rows are read by its node id map. The
+        index is not kept as a field.
     """
 
     k: Optional[int] = Field(default=None)
@@ -122,7 +133,18 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None, embed_model: Any = None, vector_store: Any = None,
                  metadata_keys: Optional[Mapping[str, str]] = None, docstore: Any = None,
-                 filters: Any = None, **options: Any):
+                 filters: Any = None, index: Any = None, **options: Any):
+        store_ids = None
+        if index is not None:
+            if not (hasattr(index, "index_struct") and hasattr(index, "vector_store")):
+                raise TypeError("MemPursuitPostprocessor: index= takes a LlamaIndex vector index "
+                                f"(VectorStoreIndex), got {type(index).__name__}")
+            if vector_store is None:
+                vector_store = index.vector_store
+                store_ids = functools.partial(_store_ids, index)  # read at each read
+            embed_model = embed_model if embed_model is not None else getattr(
+                index, "_embed_model", None)
+            docstore = docstore if docstore is not None else getattr(index, "docstore", None)
         built = ReadOptions.build("MemPursuitPostprocessor", k=k, pool=pool, policy=policy,
                                   policy_options=policy_options, strict=strict, **options)
         if vector_store is not None and hasattr(vector_store, "index_struct") and hasattr(
@@ -138,6 +160,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                          docstore=docstore, filters=filters)
         self._options = built
         self._reranker = Reranker(built, framework="LlamaIndex", where="MemPursuitPostprocessor")
+        self._store_ids = store_ids
 
     @classmethod
     def class_name(cls) -> str:
@@ -164,7 +187,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             return Settings.embed_model
         except Exception as exc:  # LlamaIndex resolves its OpenAI default here
             raise ValueError(f"MemPursuitPostprocessor has no embed model ({type(exc).__name__}: "
-                             f"{exc}): pass embed_model= (the one given to the index), or use "
+                             f"{exc}): pass index= (the index the engine reads) or embed_model= "
+                             "(the one given to the index), or use "
                              "MemPursuitRetriever(index.as_retriever(...)), which takes the "
                              "retriever's") from exc
 
@@ -216,8 +240,9 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             store = self.vector_store
             logger.warning(
                 "mempursuit: %d retrieved nodes came without their vectors and %s; embedding "
-                "their text with %s (cached by content hash). Keep embeddings on the nodes or "
-                "pass vector_store= (a store that returns vectors by id) to use the stored ones.",
+                "their text with %s (cached by content hash). Pass index= (the index the nodes "
+                "come from) or vector_store= (a store that returns vectors by id), or keep "
+                "embeddings on the nodes, to use the stored ones.",
                 len(missing), "no vector_store= was given" if store is None else
                 f"{type(store).__name__} {self._why}",
                 type(self._model()).__name__)
@@ -383,6 +408,12 @@ def _stored_vectors(store: Any, ids: list, store_ids: Optional[Mapping[str, Any]
         return _by_id(ids, store.get_nodes(node_ids=ids))
     except NotImplementedError:
         return None
+
+
+def _store_ids(index: Any) -> Dict[str, Any]:
+    """node id -> the vector store's own id, from the index's struct (FAISS rows)."""
+    nodes = getattr(index.index_struct, "nodes_dict", None) or {}
+    return {node_id: store_id for store_id, node_id in nodes.items()}
 
 
 def _has_async_reader(store: Any) -> bool:

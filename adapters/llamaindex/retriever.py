@@ -14,6 +14,7 @@ embedding the retriever computed; for the default policy's second read, the inde
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Dict, List, Mapping, Optional
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -22,6 +23,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from .postprocessor import MemPursuitPostprocessor
 
 __all__ = ["MemPursuitRetriever"]
+
+logger = logging.getLogger("mempursuit")
 
 
 class MemPursuitRetriever(BaseRetriever):
@@ -34,7 +37,9 @@ class MemPursuitRetriever(BaseRetriever):
     k, pool, policy, policy_options, strict, metadata_keys
         As for :class:`MemPursuitPostprocessor`; ``policy="native"`` returns the wrapped
         retriever's first ``k`` nodes (``index.as_retriever(similarity_top_k=k)``), and so does
-        any failure with ``strict=False`` (one warning).
+        any failure with ``strict=False`` (one warning). An empty query (no text, no
+        embedding), which LlamaIndex's own retriever cannot read, returns no nodes with one
+        warning (``strict=True``: a ``ValueError``).
     embed_model : BaseEmbedding, optional
         Default the wrapped retriever's (the index's) embed model.
     vector_store : BasePydanticVectorStore, optional
@@ -53,17 +58,16 @@ class MemPursuitRetriever(BaseRetriever):
                             f"{type(retriever).__name__}")
         self.retriever = retriever
         index = getattr(retriever, "_index", None)
+        if not (hasattr(index, "index_struct") and hasattr(index, "vector_store")):
+            index = None
         self.postprocessor = MemPursuitPostprocessor(
             k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict,
             embed_model=embed_model if embed_model is not None else getattr(
                 retriever, "_embed_model", None),
-            vector_store=vector_store if vector_store is not None else getattr(
-                retriever, "_vector_store", None),
-            metadata_keys=metadata_keys,
-            docstore=getattr(index, "docstore", None) if index is not None else None,
+            vector_store=vector_store if vector_store is not None or index is not None
+            else getattr(retriever, "_vector_store", None),
+            metadata_keys=metadata_keys, index=index,
             filters=getattr(retriever, "_filters", None), **options)
-        if vector_store is None and index is not None and hasattr(index, "index_struct"):
-            self.postprocessor._store_ids = lambda: _store_ids(index)
         super().__init__(callback_manager=getattr(retriever, "callback_manager", None),
                          verbose=getattr(retriever, "_verbose", False))
 
@@ -72,16 +76,28 @@ class MemPursuitRetriever(BaseRetriever):
         """How many node vectors came from each source so far (see the postprocessor)."""
         return self.postprocessor.vector_sources
 
+    def _empty(self, query_bundle: QueryBundle) -> bool:
+        """Whether the query has nothing to embed (LlamaIndex's retriever then raises a
+        ``TypeError`` from inside its store): a ``ValueError`` with ``strict=True``, else one
+        warning and no nodes."""
+        if query_bundle.embedding is not None or query_bundle.embedding_strs:
+            return False
+        message = ("MemPursuitRetriever: the query is empty (no text, no embedding), so there "
+                   "is nothing to retrieve: pass the question's text")
+        if self.postprocessor.strict:
+            raise ValueError(message)
+        logger.warning("mempursuit: %s; returning no nodes", message)
+        return True
+
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        if self._empty(query_bundle):
+            return []
         nodes = self.retriever.retrieve(query_bundle)  # sets query_bundle.embedding
         return self.postprocessor.postprocess_nodes(nodes, query_bundle=query_bundle)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        if self._empty(query_bundle):
+            return []
         nodes = await self.retriever.aretrieve(query_bundle)
         return await self.postprocessor.apostprocess_nodes(nodes, query_bundle=query_bundle)
 
-
-def _store_ids(index: Any) -> Dict[str, Any]:
-    """node id -> the vector store's own id, from the index's struct (FAISS rows)."""
-    nodes = getattr(index.index_struct, "nodes_dict", None) or {}
-    return {node_id: store_id for store_id, node_id in nodes.items()}

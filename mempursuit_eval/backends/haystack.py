@@ -1,7 +1,7 @@
 """Haystack's ``InMemoryDocumentStore`` and ``InMemoryEmbeddingRetriever``, for
 ``mempursuit eval --framework haystack`` (a ``StoreBackend``).
 
-Needs ``mempursuit[haystack]``.
+Needs the ``[haystack]`` extra.
 
 * ``build``: every unit is written by the store's own ``write_documents`` as one ``Document``
   (``id`` = the unit's uid, ``content`` = its text, ``embedding`` = the harness's embedder's

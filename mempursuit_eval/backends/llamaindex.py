@@ -1,7 +1,7 @@
 """LlamaIndex's ``VectorMemoryBlock`` over a local Qdrant folder, for
 ``mempursuit eval --framework llamaindex`` (a ``StoreBackend``).
 
-Needs ``mempursuit[llamaindex]`` and ``llama-index-vector-stores-qdrant``.
+Needs the ``[llamaindex]`` extra and ``llama-index-vector-stores-qdrant``.
 
 * ``build``: every unit is written by the block's own ``aput``, one user message per unit, with
   ``session_id`` = the unit's group (LlamaIndex's memory session: the LoCoMo conversation, the

@@ -27,7 +27,7 @@ import logging
 
 import pytest
 
-pytest.importorskip("llama_index.core", reason='needs pip install "mempursuit[llamaindex]"')
+pytest.importorskip("llama_index.core", reason='needs pip install -e ".[llamaindex]"')
 
 from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
 from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
