@@ -23,6 +23,8 @@ BACKENDS = {
                  "Haystack's InMemoryDocumentStore and embedding retriever"),
     "langgraph": ("mempursuit_eval.backends.langgraph:LangGraphBackend",
                   "LangGraph's own store (memory, sqlite or postgres)"),
+    "agno": ("mempursuit_eval.backends.agno:AgnoBackend",
+             "Agno's LanceDb vector db, one table per group, read as Knowledge.search reads it"),
     "graphiti": ("mempursuit_eval.backends.graphiti:GraphitiBackend",
                  "Graphiti on embedded Kuzu, one fact edge per turn (no LLM)"),
     # ``NAME+OPTION`` takes over ``--framework NAME`` when OPTION is given (stages.build_backend)
