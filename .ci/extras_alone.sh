@@ -27,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee agno semantic-kernel)
+ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee agno semantic-kernel autogen)
 lanes=1
 if [ "${1:-}" = "-j" ]; then lanes="$2"; shift 2; fi
 checks=("$@")
