@@ -32,4 +32,4 @@ def test_every_example_documents_its_install_line():
         if path.name == "quickstart.py":
             continue
         text = path.read_text()
-        assert re.search(r'^\s+pip install "mempursuit\[[a-z0-9,]+\]"', text, re.M), path.name
+        assert re.search(r'^\s+pip install "mempursuit\[[a-z0-9,-]+\]"', text, re.M), path.name
