@@ -15,7 +15,8 @@
 #
 # Measured on the shared 2-core machine under load (2 lanes; install + imports + example):
 # graphiti 96 s, langgraph 87, memorybank 74, langchain 92, haystack 52, llamaindex 138, lightmem 115 (no
-# wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, fast 127
+# wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, agno 79,
+# semantic-kernel 157 (measured alone, later), fast 127
 # (36 s install + 91 s tests): about 34 min of lane time, about 17 min of wall time with
 # -j 2, beside the ~21 min main pytest of .ci/run. The baselines (one lane, issue 56):
 # diversifiers 25 s, haystack-rankers 2-4 min (it installs torch).
@@ -32,7 +33,7 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
 ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee
-     diversifiers haystack-rankers)
+     agno semantic-kernel autogen diversifiers haystack-rankers)
 BASELINES=" diversifiers haystack-rankers "
 lanes=1
 if [ "${1:-}" = "-j" ]; then lanes="$2"; shift 2; fi
@@ -99,7 +100,7 @@ check_fast() {
 }
 
 check_extra() {
-  local extra="$1" venv="$work/venv-$1" example="examples/$1_quickstart.py"
+  local extra="$1" venv="$work/venv-$1" example="examples/${1//-/_}_quickstart.py"
   "$PY" -m venv "$venv" || return 1
   local pip=("$venv/bin/python" -m pip install -q -c "$work/constraints.txt")
   echo "== pip install .[$extra] alone"

@@ -7,6 +7,9 @@
 #
 #   bash benchmarks/framework_runs.sh [DATA_DIR] [FRAMEWORK...]   # default ../shared/data, all four
 #   bash benchmarks/framework_runs.sh ../shared/data graphiti      # Graphiti on Kuzu (pip install -e ".[graphiti]")
+#   bash benchmarks/framework_runs.sh ../shared/data agno          # Agno's LanceDb (pip install -e ".[agno]")
+#   bash benchmarks/framework_runs.sh ../shared/data semantic-kernel   # its InMemoryCollection ([semantic-kernel])
+#   bash benchmarks/framework_runs.sh ../shared/data autogen       # its ChromaDBVectorMemory ([autogen])
 #
 # Writes benchmarks/results/eval/frameworks/<framework>-locomo/{summary.json,summary.md,config.json}
 # and prints each run's wall time. Another framework's row drops in the same folder

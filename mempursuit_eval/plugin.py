@@ -23,6 +23,12 @@ BACKENDS = {
                  "Haystack's InMemoryDocumentStore and embedding retriever"),
     "langgraph": ("mempursuit_eval.backends.langgraph:LangGraphBackend",
                   "LangGraph's own store (memory, sqlite or postgres)"),
+    "agno": ("mempursuit_eval.backends.agno:AgnoBackend",
+             "Agno's LanceDb vector db, one table per group, read as Knowledge.search reads it"),
+    "semantic-kernel": ("mempursuit_eval.backends.semantic_kernel:SemanticKernelBackend",
+                        "Semantic Kernel's InMemoryCollection, one per group, read with include_vectors"),
+    "autogen": ("mempursuit_eval.backends.autogen:AutoGenBackend",
+                "AutoGen's ChromaDBVectorMemory, one Chroma collection per group"),
     "graphiti": ("mempursuit_eval.backends.graphiti:GraphitiBackend",
                  "Graphiti on embedded Kuzu, one fact edge per turn (no LLM)"),
     # ``NAME+OPTION`` takes over ``--framework NAME`` when OPTION is given (stages.build_backend)

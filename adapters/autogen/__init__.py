@@ -1,0 +1,20 @@
+"""MemPursuit for AutoGen: :class:`MemPursuitChromaDBVectorMemory`, AutoGen's
+``ChromaDBVectorMemory`` whose ``query`` reads a pool of 200 from its Chroma collection with the
+stored embeddings and returns the read policy's ``k`` (``update_context`` unchanged);
+:class:`MemPursuitEmbeddingFunction`, the packaged offline MiniLM as a Chroma embedding
+function.
+
+Importing this package does not import AutoGen; the names below do.
+"""
+
+from mempursuit_core.adapter import lazy_exports
+
+__all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitChromaDBVectorMemory",
+           "MemPursuitEmbeddingFunction"]
+
+
+__getattr__, __dir__ = lazy_exports(globals(), {"DEFAULT_METADATA_KEYS": "memory",
+                                                "MemPursuitChromaDBVectorMemory": "memory",
+                                                "MemPursuitEmbeddingFunction": "memory"},
+                                    needs={"*": "autogen_ext"}, framework="AutoGen",
+                                    extra="autogen")
