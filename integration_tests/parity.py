@@ -72,3 +72,29 @@ def assert_parity(harness: Mapping[str, Any], adapter: Mapping[str, Any],
             np.testing.assert_allclose(value, other, atol=1e-5, err_msg=key)
         else:
             assert value == other, key
+
+
+def fixture_units(facts, speaker: str | None = "alice") -> list:
+    """The two-user fixture as harness units: alice holds every fact, bob the first three; each
+    unit in one of two sessions of its user (``speaker`` on every unit, None: no speaker)."""
+    from mempursuit_eval.base import MemoryUnit
+
+    extra = {} if speaker is None else {"speaker": speaker}
+    return [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}", **extra)
+            for g, group in (("alice", facts), ("bob", facts[:3])) for i, f in enumerate(group)]
+
+
+def built_pool(backend, encoder, workdir, facts, question: str):
+    """``backend`` built on :func:`fixture_units` (its progress counting every unit) and its
+    pool of alice's question, checked: alice's units only, each with its fact as its text and
+    its stored vector the encoder's. Returns ``(units, pool, texts)``."""
+    units = fixture_units(facts)
+    done = []
+    backend.build(units, embedder=encoder, workdir=workdir, progress=done.append)
+    assert sum(done) == len(units)
+    pool = backend.pool("alice", question, 200)
+    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
+    texts = [facts[int(u.split("/")[1])] for u in pool.uids]
+    assert list(pool.signals["texts"]) == texts
+    assert np.allclose(pool.vectors, encoder.encode(texts), atol=1e-5)
+    return units, pool, texts

@@ -192,24 +192,13 @@ def test_eval_backend_pools_are_the_vector_dbs_own_read(tmp_path):
     ``candidate_pool``, with the stored vectors and only the adapter's signals; the policy
     reorders it exactly as the reranker inside ``Knowledge`` does; a rerun reopens the store."""
     from mempursuit_eval.backends.agno import AgnoBackend
-    from mempursuit_eval.base import MemoryUnit
     from mempursuit_eval.runner import build_backend
-    from parity import assert_parity, harness_order
+    from parity import assert_parity, built_pool, harness_order
 
     backend = build_backend("agno")
     assert isinstance(backend, AgnoBackend)
     encoder = get_embedder("minilm", threads=1)
-    units = [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}",
-                        speaker="alice")
-             for g, facts in (("alice", FACTS), ("bob", FACTS[:3])) for i, f in enumerate(facts)]
-    done = []
-    backend.build(units, embedder=encoder, workdir=tmp_path, progress=done.append)
-    assert sum(done) == len(units)
-    pool = backend.pool("alice", QUESTION, 200)
-    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
-    texts = [FACTS[int(u.split("/")[1])] for u in pool.uids]
-    assert list(pool.signals["texts"]) == texts
-    assert np.allclose(pool.vectors, encoder.encode(texts), atol=1e-5)
+    units, pool, texts = built_pool(backend, encoder, tmp_path, FACTS, QUESTION)
     assert not {"speakers", "session_ids", "timestamps", "titles"} & set(pool.signals)
     db = backend._db("alice")
     alone = Knowledge(vector_db=db).search(QUESTION, max_results=3)

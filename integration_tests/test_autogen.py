@@ -162,24 +162,13 @@ def test_eval_backend_pools_are_autogens_own_read(tmp_path):
     the group's collection with the stored vectors; the policy reorders it exactly as the
     memory's ``query`` does, with the same signals."""
     from mempursuit_eval.backends.autogen import AutoGenBackend
-    from mempursuit_eval.base import MemoryUnit
     from mempursuit_eval.runner import build_backend
-    from parity import assert_parity, harness_order
+    from parity import assert_parity, built_pool, harness_order
 
     backend = build_backend("autogen")
     assert isinstance(backend, AutoGenBackend)
     encoder = get_embedder("minilm", threads=1)
-    units = [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}",
-                        speaker="alice")
-             for g, facts in (("alice", FACTS), ("bob", FACTS[:3])) for i, f in enumerate(facts)]
-    done = []
-    backend.build(units, embedder=encoder, workdir=tmp_path, progress=done.append)
-    assert sum(done) == len(units)
-    pool = backend.pool("alice", QUESTION, 200)
-    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
-    texts = [FACTS[int(u.split("/")[1])] for u in pool.uids]
-    assert list(pool.signals["texts"]) == texts
-    assert np.allclose(pool.vectors, encoder.encode(texts), atol=1e-5)
+    units, pool, texts = built_pool(backend, encoder, tmp_path, FACTS, QUESTION)
     assert not {"speakers", "session_ids", "timestamps", "titles"} & set(pool.signals)
     memory = backend._memories["alice"]
     order, harness_signals = harness_order(pool, 3)

@@ -261,23 +261,13 @@ def test_eval_backend_pools_are_the_retrievers_own_read(tmp_path):
     import numpy as np
 
     from mempursuit_eval.backends.haystack import HaystackBackend
-    from mempursuit_eval.base import MemoryUnit
     from mempursuit_eval.runner import build_backend
+    from parity import built_pool
 
     backend = build_backend("haystack")
     assert isinstance(backend, HaystackBackend)
     embedder = get_embedder("minilm", threads=1)
-    units = [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}",
-                        speaker="alice")
-             for g, facts in (("alice", FACTS), ("bob", FACTS[:3])) for i, f in enumerate(facts)]
-    done = []
-    backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
-    assert sum(done) == len(units)
-    pool = backend.pool("alice", QUESTION, 200)
-    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
-    texts = [FACTS[int(u.split("/")[1])] for u in pool.uids]
-    assert list(pool.signals["texts"]) == texts
-    assert np.allclose(pool.vectors, embedder.encode(texts), atol=1e-5)
+    units, pool, texts = built_pool(backend, embedder, tmp_path, FACTS, QUESTION)
     assert np.all(np.diff(pool.native_scores) <= 1e-6)  # the retriever's cosine order
     assert set(pool.signals["session_ids"]) == {"alice"}
     assert "speakers" not in pool.signals and "titles" not in pool.signals  # not written

@@ -234,14 +234,13 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
 
     from mempursuit_core.embed import get_embedder
     from mempursuit_eval.backends.llamaindex import LlamaIndexBackend
-    from mempursuit_eval.base import MemoryUnit
     from mempursuit_eval.runner import build_backend
+    from parity import fixture_units
 
     backend = build_backend("llamaindex")
     assert isinstance(backend, LlamaIndexBackend)
     embedder = get_embedder("minilm", threads=1)
-    units = [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}")
-             for g, facts in (("alice", FACTS), ("bob", FACTS[:3])) for i, f in enumerate(facts)]
+    units = fixture_units(FACTS, speaker=None)
     done = []
     backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
     assert sum(done) == len(units)

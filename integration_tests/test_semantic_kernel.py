@@ -5,7 +5,7 @@ written by the collections' own ``upsert`` and embedded with the packaged MiniLM
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
@@ -221,24 +221,13 @@ def test_eval_backend_pools_are_the_collections_own_read():
     pool is the collection's own top-P with ``include_vectors=True``, read by the wrapper's
     ``candidate_pool``; the policy reorders it exactly as the wrapper's ``search`` does."""
     from mempursuit_eval.backends.semantic_kernel import SemanticKernelBackend
-    from mempursuit_eval.base import MemoryUnit
     from mempursuit_eval.runner import build_backend
-    from parity import assert_parity, harness_order
+    from parity import assert_parity, built_pool, harness_order
 
     backend = build_backend("semantic-kernel")
     assert isinstance(backend, SemanticKernelBackend)
     encoder = get_embedder("minilm", threads=1)
-    units = [MemoryUnit(uid=f"{g}/{i}", text=f, group=g, session_id=f"{g}/S{i % 2}",
-                        speaker="alice")
-             for g, facts in (("alice", FACTS), ("bob", FACTS[:3])) for i, f in enumerate(facts)]
-    done = []
-    backend.build(units, embedder=encoder, workdir=None, progress=done.append)
-    assert sum(done) == len(units)
-    pool = backend.pool("alice", QUESTION, 200)
-    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
-    texts = [FACTS[int(u.split("/")[1])] for u in pool.uids]
-    assert list(pool.signals["texts"]) == texts
-    assert np.allclose(pool.vectors, encoder.encode(texts), atol=1e-5)
+    units, pool, texts = built_pool(backend, encoder, None, FACTS, QUESTION)
     assert not {"speakers", "session_ids", "timestamps", "titles"} & set(pool.signals)
     wrapped = backend._collections["alice"]
     vector = encoder.encode([QUESTION])[0].tolist()
