@@ -586,14 +586,14 @@ class CenteredFusion(PoolSelector):
             if not names:
                 return None
             fetched = lookup.fetch(names, self.follow)
-            d = ctx.candidates.shape[1]
-            vectors = np.asarray(fetched.vectors, dtype=np.float64)
             if len(fetched) == 0:
                 return None
-            if vectors.shape != (len(fetched), d) or not np.isfinite(vectors).all() \
-                    or not (np.linalg.norm(vectors, axis=1) > 0).all():
-                raise ValueError(f"the fetched vectors have shape {vectors.shape} (or zero / "
-                                 f"non-finite rows) for a pool of {d}-d vectors")
+            d = ctx.candidates.shape[1]
+            vectors = np.asarray(fetched.vectors, dtype=np.float64)
+            if vectors.shape != (len(fetched), d):
+                raise ValueError(f"the fetched vectors have shape {vectors.shape} for a pool of "
+                                 f"{d}-d vectors")
+            checked_row_norms(vectors)  # a zero or non-finite row: the first read's order
         except Exception as exc:  # noqa: BLE001 - any failure: the first read's order
             lookup.warn(exc)
             return None

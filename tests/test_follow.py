@@ -153,3 +153,14 @@ def test_extended_signals_pad_what_the_store_did_not_fetch():
     assert out["texts"] == ["a", "b", "c"] and out["speakers"] == ["x", "y", None]
     assert out["lexical"].tolist() == [2.0, 1.0, 1.0] and out["query_text"] == "q"
     assert "sparse" not in out
+
+
+def test_a_fetched_row_that_cannot_be_normalised_gives_the_first_read(rng):
+    rows, V, q = _store(rng)
+    bad = _lookup(rows, V).with_fetch(lambda t, n: Fetched(["x"], np.zeros((1, D)),
+                                                          {"texts": ["x"], "titles": ["x"]}))
+    order, signals = _pool(rows, V, q, 8, bad)
+    base = get_selector("centered-fusion", follow=0).select(q, V[order], 3, signals=signals)
+    with pytest.warns(RuntimeWarning, match="zero norm"):
+        got = get_selector("centered-fusion").select(q, V[order], 3, signals=signals)
+    assert got.extra is None and np.array_equal(got.order, base.order)
