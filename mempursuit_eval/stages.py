@@ -407,7 +407,9 @@ def _with_extra(res, pool: Pool, extra: list[str]) -> tuple[Any, int]:
             extra.append(uid)
         at[uid] = P + extra.index(uid)
     order = np.asarray(getattr(res, "order", res)).reshape(-1)
-    where = np.array([i if i < P else at[fetched.items[i - P]] for i in order], dtype=np.intp)
+    # an index past the fetched ones is left as it is, for _check_order to name
+    where = np.array([at[fetched.items[i - P]] if P <= i < P + len(fetched) else i
+                      for i in order], dtype=np.intp)
     return where, P + len(extra)
 
 
