@@ -605,7 +605,7 @@ def results_doc() -> str:
         "## Round 2 runs: every policy, six (dataset, native order) pairs",
         "",
         "The experiments `pursuit-rank`, `pursuit-anchor`, `pursuit-joint`, `pursuit-time` and",
-        "`native-dedup` are called `experimental/NAME` today (`mempursuit_core.experimental`), and",
+        "`native-dedup` are called `experimental/NAME` today (`mempursuit_eval.experimental`), and",
         "`mempursuit-adaptive` is `mempursuit:adaptive=true`; the tables keep the labels they",
         "were measured under.",
         "",

@@ -1,8 +1,8 @@
 """The built-in read policies, registered through the plugin hook exactly as a plugin's are.
 
 The ones a user picks: ``native``, ``mempursuit`` (``adaptive=true`` stops early) and ``mmr``,
-and the default ``centered-fusion``. The experiments register themselves as
-``experimental/NAME`` (:mod:`mempursuit_core.experimental`).
+and the default ``centered-fusion``. The experiments that lost to it are the harness's
+(``experimental/NAME``, :mod:`mempursuit_eval.experimental`).
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def _cmd_adapters(args) -> int:
 
 def _cmd_selectors(args) -> int:
     from .builtins import DEFAULT_POLICY
-    from .experimental import PREFIX
+    from .plugins import EXPERIMENTAL_PREFIX as PREFIX
     from .plugins import list_selectors
 
     selectors = list_selectors()

@@ -1,8 +1,8 @@
 """The plugin host: one pluggy manager; the built-ins are registered the way a plugin is.
 
-The core's own read policies (:mod:`mempursuit_core.builtins`, and the experiments in
-:mod:`mempursuit_core.experimental`) are registered when the host is created; everything else (the framework adapters, the evaluation harness, third parties) comes
-from entry points of the group ``mempursuit``, loaded only when something not built in is asked
+The core's own read policies (:mod:`mempursuit_core.builtins`) are registered when the host is
+created; everything else (the framework adapters, the evaluation harness with the experimental
+policies it measures, third parties) comes from entry points of the group ``mempursuit``, loaded only when something not built in is asked
 for (an unknown selector name, the adapter list, the command line). Importing the core or
 building a built-in selector therefore imports no plugin.
 
@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import pluggy
 
-from . import builtins, experimental, hookspecs
+from . import builtins, hookspecs
 from .install import install_line
 
 __all__ = [
@@ -61,12 +61,12 @@ ENTRY_POINT_GROUP = "mempursuit"
 ALLOW_ENV = "MEMPURSUIT_PLUGINS"
 DISTRIBUTION = "mempursuit"
 BUILTIN = "builtin"
-EXPERIMENTAL = "experimental"
+#: Selectors kept for research register under this prefix (``mempursuit selectors`` lists them apart)
+EXPERIMENTAL_PREFIX = "experimental/"
 
 pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
 pm.add_hookspecs(hookspecs)
 pm.register(builtins, name=BUILTIN)
-pm.register(experimental, name=EXPERIMENTAL)  # ``experimental/NAME``, listed apart
 _loaded = False
 _lock = threading.Lock()
 _warned: set[tuple[str, str, str]] = set()
@@ -271,7 +271,7 @@ def plugin_distribution(plugin: str) -> str:
     """Which distribution a registered plugin came from: ``"NAME VERSION"`` for an entry-point
     plugin, ``"mempursuit VERSION (built in)"`` for the host's own, ``"(registered in code)"``
     for one given to ``pm.register`` directly."""
-    if plugin in (BUILTIN, EXPERIMENTAL):
+    if plugin == BUILTIN:
         return f"{DISTRIBUTION} {_version(DISTRIBUTION)} (built in)"
     return _origins.get(plugin, "(registered in code)")
 
@@ -298,8 +298,8 @@ def list_adapters() -> dict[str, AdapterSpec]:
 def list_selector_factories(*, plugins: bool = True) -> dict[str, tuple[Callable[..., Any], str]]:
     """Registered selector factories by name: ``{name: (factory, description)}``.
 
-    ``plugins=False``: the host's own (built-in and experimental) only, without loading any
-    entry point."""
+    ``plugins=False``: without loading any entry point (the built-ins, and the plugins loaded
+    so far)."""
     return {name: value
             for name, (_, value) in _collect("register_selectors", everything=plugins).items()}
 

@@ -6,7 +6,7 @@ small embedder's cosines are dominated by it, so relevance is measured between t
 residual after the centroid and each memory's residual after it. Channels built from the pool's
 signals are added to it (lexical, dates, speakers), one greedy step reorders (session spread,
 adjacency, aspects), and an optional pursuit continuation composes on the centred features. The
-experiments that lost to it are in :mod:`mempursuit_core.experimental`.
+experiments that lost to it are in :mod:`mempursuit_eval.experimental`.
 
 It takes the pool in native order; it needs no LLM and no training.
 """

@@ -4,7 +4,7 @@ A selector reorders a candidate pool that a framework retrieved (rows of ``candi
 framework's native order) and returns the first ``k`` positions to keep. Here: ``native`` (the
 "w/o" baseline), ``mempursuit`` (the paper's rule; ``adaptive=true`` stops early) and ``mmr``;
 the default read policy is in :mod:`mempursuit_core.policies`, the experiments that lost in
-:mod:`mempursuit_core.experimental`. Selectors are looked up by name through the plugin host
+:mod:`mempursuit_eval.experimental`. Selectors are looked up by name through the plugin host
 (:func:`mempursuit_core.get_selector`).
 
 A plugin's selector subclasses :class:`PoolSelector`: it validates the five arguments once

@@ -54,6 +54,10 @@ def register_eval_backends(register):
 
 @hookimpl
 def register_selectors(register):
+    from .experimental import SELECTORS
+
+    for name, cls in SELECTORS.items():  # the experiments behind the default (docs/results.md)
+        register(name, cls, "[experimental] " + cls.description)
     # a database's own diversity as a named baseline (issue 36); needs qdrant-client
     from .qdrant_mmr import QdrantMMRSelector  # imports qdrant-client only when it selects
 

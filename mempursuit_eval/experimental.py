@@ -1,8 +1,9 @@
 """Experimental read policies: measured, and behind the default in ``docs/results.md``.
 
-They are registered under ``experimental/NAME`` (``mempursuit selectors`` lists them apart)
-and kept for comparison and research, not for users to pick; their options and orders may
-change or go without notice.
+They live with the harness that measured them, not in the core: the harness's plugin registers
+them under ``experimental/NAME`` (``mempursuit selectors`` lists them apart), loaded like any
+plugin the first time such a name is asked for. They are kept for comparison and research, not
+for users to pick; their options and orders may change or go without notice.
 
 Each starts from the native order and uses pursuit only to push down what the already-selected
 memories explain:
@@ -31,16 +32,15 @@ import math
 
 import numpy as np
 
-from .hookspecs import hookimpl
-from .pursuit import rank_prior, select
-from .selectors import PoolSelector, Selection
-from .signals import time_buckets
-from .validation import unit_rows as _unit_rows
+from mempursuit_core.plugins import EXPERIMENTAL_PREFIX as PREFIX
+from mempursuit_core.pursuit import rank_prior, select
+from mempursuit_core.selectors import PoolSelector, Selection
+from mempursuit_core.signals import time_buckets
+from mempursuit_core.validation import unit_rows as _unit_rows
 
 __all__ = ["AnchoredPursuit", "JointPursuit", "NativeDedup", "RankPriorPursuit", "TimePursuit",
            "PREFIX", "SELECTORS"]
 
-PREFIX = "experimental/"
 
 
 def _result(res, **info) -> Selection:
@@ -168,9 +168,3 @@ class NativeDedup(PoolSelector):
 #: The experimental selectors by registered name.
 SELECTORS = {cls.name: cls for cls in (RankPriorPursuit, AnchoredPursuit, JointPursuit,
                                        TimePursuit, NativeDedup)}
-
-
-@hookimpl
-def register_selectors(register):
-    for name, cls in SELECTORS.items():
-        register(name, cls, "[experimental] " + cls.description)
