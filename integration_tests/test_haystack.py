@@ -122,7 +122,7 @@ def test_documents_without_vectors_are_embedded_once_with_one_warning(embedded, 
         second = _texts(ranker.run(query=QUESTION, documents=docs)["documents"])
     assert first == second and CAT in first
     assert sorted(t for t in seen if t != QUESTION) == sorted(FACTS)  # once each: then the cache
-    assert sum("came without their embeddings" in r.getMessage() for r in caplog.records) == 1
+    assert sum("came without their vectors" in r.getMessage() for r in caplog.records) == 1
     assert ranker.vector_sources == {"embedded": 2 * len(FACTS)}
 
 

@@ -21,7 +21,7 @@ from langchain_community.vectorstores import FAISS  # noqa: E402
 from langchain_core.documents import Document  # noqa: E402
 from langchain_core.vectorstores import InMemoryVectorStore  # noqa: E402
 
-import mempursuit_langchain.compressor as adapter  # noqa: E402
+from mempursuit_core.adapter import VectorResolver  # noqa: E402
 from mempursuit_langchain import (MemPursuitCompressor, MemPursuitEmbeddings,  # noqa: E402
                                   MemPursuitRetriever)
 
@@ -173,7 +173,7 @@ def test_an_injected_failure_returns_langchains_own_result_with_one_warning(
 
     options = {}
     if where == "vector read":
-        monkeypatch.setattr(adapter, "_stored_vectors", boom)
+        monkeypatch.setattr(VectorResolver, "read", boom)  # every reader goes through it
     elif where == "pool search":  # the store fails the pool's search, not the native one
         cls = type(store)
         sync, asyn = cls.similarity_search, cls.asimilarity_search

@@ -24,7 +24,7 @@ from llama_index.vector_stores.faiss import FaissVectorStore  # noqa: E402
 from llama_index.vector_stores.qdrant import QdrantVectorStore  # noqa: E402
 from qdrant_client import QdrantClient  # noqa: E402
 
-import mempursuit_llamaindex.postprocessor as adapter  # noqa: E402
+from mempursuit_core.adapter import VectorResolver  # noqa: E402
 from mempursuit_llamaindex import (MemPursuitEmbedding, MemPursuitPostprocessor,  # noqa: E402
                                    MemPursuitRetriever)
 
@@ -249,7 +249,7 @@ def test_an_injected_failure_returns_llamaindexs_own_result_with_one_warning(
 
     options = {}
     if where == "store read":
-        monkeypatch.setattr(adapter, "_stored_vectors", boom)
+        monkeypatch.setattr(VectorResolver, "read", boom)  # every reader goes through it
     else:
         class Failing:
             def select(self, *a, **k):

@@ -33,7 +33,8 @@ from mem0 import Memory as Mem0Memory  # noqa: E402
 
 import mempursuit_mem0  # noqa: E402
 import mempursuit_mem0.provider  # noqa: E402,F401  registers the "mempursuit" reranker provider
-from mempursuit_core import Selection, Selector, get_selector, readpath, select  # noqa: E402
+from mempursuit_core import Selection, Selector, get_selector, select  # noqa: E402
+from mempursuit_core import vectors as vector_registry  # noqa: E402
 from mempursuit_core.plugins import UnknownNameError, list_adapters, load_adapter  # noqa: E402
 from mempursuit_mem0 import stores as mp_stores  # noqa: E402
 from mempursuit_mem0.search import collect_pool  # noqa: E402
@@ -657,7 +658,7 @@ def _assert_native(got, native_memory, q, filters, k):
 
 
 def test_fallback_store_without_vector_access(native_faiss, conversation, caplog, monkeypatch):
-    monkeypatch.delitem(readpath._VECTOR_READERS, "mem0.vector_stores.faiss.FAISS")
+    monkeypatch.delitem(vector_registry._VECTOR_READERS, "mem0.vector_stores.faiss.FAISS")
     with caplog.at_level(logging.WARNING, logger=LOG):
         binding = mempursuit_mem0.bind(native_faiss, k=K)
     try:
@@ -743,7 +744,7 @@ def test_strict_raises_where_the_default_falls_back(native_faiss, native_qdrant,
                                                    conversation, monkeypatch):
     from mempursuit_mem0.search import AdapterError
 
-    monkeypatch.delitem(readpath._VECTOR_READERS, "mem0.vector_stores.faiss.FAISS")
+    monkeypatch.delitem(vector_registry._VECTOR_READERS, "mem0.vector_stores.faiss.FAISS")
     with pytest.raises(AdapterError, match="no stored-vector reader.*strict=True"):
         mempursuit_mem0.bind(native_faiss, k=K, strict=True)
     mempursuit_mem0.unbind(native_faiss)

@@ -15,13 +15,14 @@ read options                :class:`ReadOptions` (``k``, ``pool``, ``policy``,
 the read path               :class:`CandidatePool` (``select``), :class:`PoolSelection`,
                             :func:`read_or_native` / :func:`aread_or_native` (the framework's own
                             result and one warning on any failure, on the ``mempursuit``
-                            logger unless given ``log=``), :class:`EmbeddedVectors`
-                            (stored vector, else embed once and cache), :func:`stored_pool`
+                            logger unless given ``log=``), :func:`stored_pool`
                             (items with their stored vectors -> the checked pool and the
                             unscored rest, in the adapter's error type and wording)
-stored-vector readers       :func:`register_vector_reader`, :func:`vector_reader_for`,
-                            :func:`supported_stores`: one registry, looked up by the store
-                            object's class and its bases
+stored vectors              :class:`VectorResolver` (the item's own vector, else the store's
+                            by id, else the text embedded once and cached:
+                            :class:`EmbeddedVectors`), :func:`register_vector_reader`,
+                            :func:`vector_reader_for`, :func:`supported_stores`: one registry,
+                            looked up by the store object's class and its bases
 signals                     :func:`pool_signals`, :class:`PoolSignals`; a document's title:
                             :func:`document_title` (:data:`TITLE_KEYS`), the one derivation
 the second read             :class:`TitleLookup` (the ``"title_lookup"`` signal: the store's
@@ -67,14 +68,15 @@ from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, ReadOptions
 from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
                       resolve_selector)
-from .readpath import (CandidatePool, EmbeddedVectors, PoolSelection, StoredPool,
-                       aread_or_native, read_or_native, register_vector_reader, stored_pool,
-                       supported_stores, vector_reader_for)
+from .readpath import (CandidatePool, PoolSelection, StoredPool, aread_or_native, read_or_native,
+                       stored_pool)
 from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_source,
                      document_title, metadata_signals, native_scores, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
 from .signals import PoolSignals, pool_signals
 from .validation import check_int, check_k, checked_order
+from .vectors import (EmbeddedVectors, VectorResolver, register_vector_reader, supported_stores,
+                      vector_reader_for)
 
 __all__ = [
     "AdapterNotInstalledError",
@@ -96,6 +98,7 @@ __all__ = [
     "StoredPool",
     "TITLE_KEYS",
     "TitleLookup",
+    "VectorResolver",
     "apgvector_read_settings",
     "aread_or_native",
     "check_int",

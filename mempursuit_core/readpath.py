@@ -12,10 +12,8 @@ framework row measures what ships. Signals are what the framework's store really
 read by the built-in policies: ``texts``, ``query_text``, ``timestamps``, ``session_ids``,
 ``speakers``, ``positions``, ``lexical``, ``sparse`` / ``query_sparse``); a missing one is left
 out, never made up (``docs/adapters/README.md`` lists them per framework). An async read uses
-:func:`aread_or_native`, whose fallback awaits the framework's own async call. The pieces the
-adapters share live here too: :class:`EmbeddedVectors` (the stored vector, else the text
-embedded once and cached) and one registry of stored-vector readers
-(:func:`register_vector_reader`, looked up by the store object's class and its bases).
+:func:`aread_or_native`, whose fallback awaits the framework's own async call. Where the
+vectors come from (the item, the store, the embedding model) is :mod:`mempursuit_core.vectors`.
 :func:`stored_pool` takes the framework's items with the vectors read back and gives the
 checked pool of those that have one, plus the unscored rest.
 Adapters import all of it from :mod:`mempursuit_core.adapter`. Third-party adapters use these
@@ -33,7 +31,6 @@ two pieces the same way::
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import inspect
 import logging
 from dataclasses import dataclass, field
@@ -44,9 +41,8 @@ import numpy as np
 from .signals import PoolSignals
 from .validation import checked_order
 
-__all__ = ["CandidatePool", "EmbeddedVectors", "PoolSelection", "StoredPool", "aread_or_native",
-           "read_or_native", "register_vector_reader", "stored_pool", "supported_stores",
-           "vector_reader_for"]
+__all__ = ["CandidatePool", "PoolSelection", "StoredPool", "aread_or_native", "read_or_native",
+           "stored_pool"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -380,85 +376,3 @@ def _failed(exc: Exception, strict: bool, framework: str, log: logging.Logger | 
     if on_fallback is not None:
         on_fallback(reason)
     return False
-
-
-class EmbeddedVectors:
-    """Pool vectors: the stored one where the framework returns it, else the item's text
-    embedded once and cached by content hash (for frameworks whose retrieved items may come
-    without their vectors, e.g. from a keyword retriever).
-
-    The adapter reads what the store keeps, then asks :meth:`to_embed` which texts still need
-    the embedding model, embeds them with its framework's own (sync or async) call, and puts
-    the answer in with :meth:`fill`.
-
-    Attributes
-    ----------
-    sources : dict of str to int
-        How many vectors came from each source so far (``"store"``, ``"embedded"``, ...).
-    """
-
-    def __init__(self) -> None:
-        self.sources: dict[str, int] = {}
-        self._cache: dict[str, Any] = {}
-
-    def count(self, source: str, n: int) -> None:
-        """Count ``n`` vectors read from ``source``."""
-        if n:
-            self.sources[source] = self.sources.get(source, 0) + n
-
-    def to_embed(self, texts: Sequence[str]) -> list[str]:
-        """The distinct ``texts`` not embedded yet, in first-seen order."""
-        return list(dict.fromkeys(t for t in texts if _content_key(t) not in self._cache))
-
-    def fill(self, vectors: list, rows: Sequence[int], texts: Sequence[str],
-             new_texts: Sequence[str], new_vectors: Sequence[Any]) -> None:
-        """Put the embedded vectors in place: cache ``new_vectors`` (one per ``new_texts``, as
-        :meth:`to_embed` returned them), then ``vectors[rows[i]]`` = the vector of ``texts[i]``.
-        """
-        new_vectors = list(new_vectors)
-        if len(new_vectors) != len(new_texts):
-            raise ValueError(f"the embedding model returned {len(new_vectors)} vectors for "
-                             f"{len(new_texts)} texts")
-        for t, v in zip(new_texts, new_vectors):
-            self._cache[_content_key(t)] = v
-        for i, t in zip(rows, texts):
-            vectors[i] = self._cache[_content_key(t)]
-        self.count("embedded", len(rows))
-
-
-def _content_key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-# One registry of stored-vector readers for every adapter: class path -> (framework, reader).
-_VECTOR_READERS: dict[str, tuple[str, Any]] = {}
-
-
-def register_vector_reader(class_path: str, reader: Any, *, framework: str) -> None:
-    """Register how ``framework``'s adapter reads stored vectors from a store class.
-
-    Parameters
-    ----------
-    class_path : str
-        ``"module.ClassName"`` of the store class; its subclasses match too.
-    reader : object
-        What the adapter calls (its own signature; e.g. Mem0's ``reader(store, ids)``).
-    framework : str
-        The adapter it belongs to (``"mem0"``, ``"langgraph"``, ...).
-    """
-    _VECTOR_READERS[class_path] = (framework, reader)
-
-
-def supported_stores(framework: str) -> list[str]:
-    """Class paths of the stores whose stored vectors ``framework``'s adapter can read."""
-    return sorted(p for p, (fw, _) in _VECTOR_READERS.items() if fw == framework)
-
-
-def vector_reader_for(store: Any, framework: str) -> Any | None:
-    """The reader registered for ``store``'s class or its nearest base class (by MRO) for
-    ``framework``, or None."""
-    for cls in type(store).__mro__:
-        entry = _VECTOR_READERS.get(f"{cls.__module__}.{cls.__qualname__}")
-        if entry is not None and entry[0] == framework:
-            return entry[1]
-    return None

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from mempursuit_core import get_selector
-from mempursuit_core import readpath
 from mempursuit_core.options import ReadOptions
-from mempursuit_core.readpath import CandidatePool, EmbeddedVectors, aread_or_native, read_or_native
+from mempursuit_core.readpath import CandidatePool, aread_or_native, read_or_native
 from mempursuit_core.selectors import NativeSelector
 from mempursuit_core.signals import pool_signals
 
@@ -153,42 +152,3 @@ def test_is_native_is_the_name_or_the_registered_selector_itself():
     assert not ReadOptions(policy=Shifted()).is_native  # a subclass may change the order
 
 
-def test_embedded_vectors_embed_each_text_once():
-    vectors = EmbeddedVectors()
-    embedded = []
-
-    def embed(texts):
-        embedded.extend(texts)
-        return [[float(len(t)), 1.0] for t in texts]
-
-    rows = [None, [9.0, 9.0], None, None]
-    vectors.count("store", 1)
-    missing, texts = [0, 2, 3], ["ab", "abc", "ab"]
-    new = vectors.to_embed(texts)
-    assert new == ["ab", "abc"]
-    vectors.fill(rows, missing, texts, new, embed(new))
-    assert rows == [[2.0, 1.0], [9.0, 9.0], [3.0, 1.0], [2.0, 1.0]]
-    assert vectors.to_embed(["abc", "ab", "d"]) == ["d"]  # the cache
-    assert embedded == ["ab", "abc"] and vectors.sources == {"store": 1, "embedded": 3}
-    with pytest.raises(ValueError, match="returned 1 vectors for 2 texts"):
-        vectors.fill([None, None], [0, 1], ["x", "y"], ["x", "y"], [[1.0, 0.0]])
-
-
-def test_one_vector_reader_registry_found_through_the_class_and_its_bases(monkeypatch):
-    class Store:
-        pass
-
-    class SubStore(Store):
-        pass
-
-    monkeypatch.setattr(readpath, "_VECTOR_READERS", {})
-    path = f"{Store.__module__}.{Store.__qualname__}"
-    readpath.register_vector_reader(path, "store reader", framework="demo")
-    assert readpath.vector_reader_for(SubStore(), "demo") == "store reader"
-    assert readpath.vector_reader_for(SubStore(), "other") is None
-    assert readpath.vector_reader_for(object(), "demo") is None
-    assert readpath.supported_stores("demo") == [path] and readpath.supported_stores("x") == []
-    readpath.register_vector_reader(f"{SubStore.__module__}.{SubStore.__qualname__}",
-                                    "sub reader", framework="demo")
-    assert readpath.vector_reader_for(SubStore(), "demo") == "sub reader"
-    assert readpath.vector_reader_for(Store(), "demo") == "store reader"

@@ -60,8 +60,8 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.core.errors import SerializationError
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
-                                    Fetched, ReadOptions, Reranker, TitleLookup, check_int,
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
+                                    Reranker, TitleLookup, VectorResolver, check_int,
                                     metadata_signals, native_scores, pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
@@ -69,9 +69,9 @@ __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
 logger = logging.getLogger(__name__)
 
 
-def _stored_vectors(store: Any, ids: List[str]) -> Optional[List[Any]]:
+def _read_by_id(store: Any, ids: List[str], **_: Any) -> Optional[List[Any]]:
     """The stored vectors of document ``ids`` (None where absent), or None when the store
-    cannot return documents by id."""
+    cannot return documents by id (any Haystack store: a duck-typed read)."""
     if hasattr(store, "get_documents_by_id"):
         found = store.get_documents_by_id(list(ids))
     elif hasattr(store, "filter_documents"):
@@ -150,10 +150,11 @@ class MemPursuitRanker:
                                   else metadata_keys)
         self._selector = self._options.selector()  # a bad policy name or option fails here
         self._rerankers: Dict[int, Reranker] = {}
-        self._vectors = EmbeddedVectors()
+        self._vectors = VectorResolver(
+            "haystack", own="documents", store_arg="document_store", fallback=_read_by_id,
+            log=logger, fix="Set return_embedding=True on the retriever, or pass "
+            "document_store=, to use the stored ones.")
         self._minilm = None
-        self._warned = False
-        self._why = "cannot return documents by id"
         self.filters = filters
         self._lookups: Dict[str, TitleLookup] = {}
         self._noted = False
@@ -234,38 +235,15 @@ class MemPursuitRanker:
         return self._packaged().encode(texts).tolist()
 
     def _document_vectors(self, docs: List[Document]) -> List[Any]:
-        vectors: List[Any] = [d.embedding for d in docs]
-        self._vectors.count("documents", sum(v is not None for v in vectors))
-        missing = [i for i, v in enumerate(vectors) if v is None]
-        if missing and self.document_store is not None:
-            found = _stored_vectors(self.document_store, [docs[i].id for i in missing])
-            if found is None:
-                self._why = "cannot return documents by id"
-            else:
-                if all(v is None for v in found):
-                    self._why = ("holds none of these document ids, or returns them without "
-                                 "embeddings (is it the store they were retrieved from?)")
-                for i, v in zip(missing, found):
-                    vectors[i] = v
-                self._vectors.count("store", sum(v is not None for v in found))
-                missing = [i for i in missing if vectors[i] is None]
-        if missing:
-            if not self._warned:
-                self._warned = True
-                by = (type(self.document_embedder or self.text_embedder).__name__
-                      if (self.document_embedder or self.text_embedder) is not None
-                      else "the packaged MiniLM")
-                logger.warning(
-                    "mempursuit: %d retrieved documents came without their embeddings and %s; "
-                    "embedding their content with %s (cached by content hash). Set "
-                    "return_embedding=True on the retriever, or pass document_store=, to use "
-                    "the stored ones.", len(missing),
-                    "no document_store= was given" if self.document_store is None else
-                    f"{type(self.document_store).__name__} {self._why}", by)
-            texts = [docs[i].content or "" for i in missing]
-            new = self._vectors.to_embed(texts)
-            self._vectors.fill(vectors, missing, texts, new, self._embed_texts(new))
-        return vectors
+        def embedder() -> str:
+            part = self.document_embedder or self.text_embedder
+            return type(part).__name__ if part is not None else "the packaged MiniLM"
+
+        return self._vectors.resolve(
+            len(docs), own=[d.embedding for d in docs], store=self.document_store,
+            keys=lambda rows: [docs[i].id for i in rows],
+            texts=lambda rows: [docs[i].content or "" for i in rows],
+            embed=self._embed_texts, embedder=embedder)
 
     # -- the second read -----------------------------------------------------------------------
 

@@ -42,7 +42,6 @@ Budget rule (all three readers): the candidates are the first ``max(pool, k)``; 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from typing import Any, Dict, List, Mapping, Optional, Sequence
@@ -55,10 +54,10 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
-                                    Fetched, ReadOptions, Reranker, TitleLookup,
-                                    aread_or_native, metadata_signals, pool_signals,
-                                    read_or_native, warn_short_budget)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
+                                    Reranker, TitleLookup, VectorResolver, aread_or_native,
+                                    metadata_signals, pool_signals, read_or_native,
+                                    register_vector_reader, warn_short_budget)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 
@@ -68,35 +67,43 @@ logger = logging.getLogger(__name__)
 LANGCHAIN_K = 4
 
 
-def _stored_vectors(store: Any, docs: Sequence[Document]) -> Optional[List[Any]]:
-    """The documents' vectors as the store keeps them (None where absent), or None when the
-    store cannot return vectors by id."""
-    from langchain_core.vectorstores import InMemoryVectorStore
+def _read_memory(store: Any, docs: Sequence[Document], **_: Any) -> List[Any]:
+    return [store.store.get(d.id or "", {}).get("vector") for d in docs]
 
-    if isinstance(store, InMemoryVectorStore):
-        return [store.store.get(d.id or "", {}).get("vector") for d in docs]
-    if type(store).__module__.startswith("langchain_qdrant"):
-        ids = [d.metadata.get("_id") for d in docs]
-        points = store.client.retrieve(store.collection_name, [i for i in ids if i is not None],
-                                       with_vectors=True, with_payload=False)
-        by_id = {str(p.id): p.vector for p in points}
-        out = []
-        for i in ids:
-            vec = by_id.get(str(i))
-            out.append(vec.get(store.vector_name) if isinstance(vec, dict) else vec)
-        return out
-    if type(store).__name__ == "FAISS" and hasattr(store, "index_to_docstore_id"):
-        rows = {doc_id: row for row, doc_id in store.index_to_docstore_id.items()}
-        found = [rows.get(d.id) if d.id is not None else None for d in docs]
-        return [None if r is None else store.index.reconstruct(int(r)).tolist() for r in found]
-    if type(store).__module__.startswith("langchain_chroma"):
-        ids = [d.id for d in docs if d.id is not None]
-        got = store._collection.get(ids=ids, include=["embeddings"]) if ids else {"ids": []}
-        vecs = got.get("embeddings")
-        by_id = dict(zip(got["ids"], vecs if vecs is not None else [None] * len(got["ids"])))
-        return [None if by_id.get(d.id) is None else [float(x) for x in by_id[d.id]]
-                for d in docs]
-    return None
+
+def _read_qdrant(store: Any, docs: Sequence[Document], **_: Any) -> List[Any]:
+    ids = [d.metadata.get("_id") for d in docs]
+    points = store.client.retrieve(store.collection_name, [i for i in ids if i is not None],
+                                   with_vectors=True, with_payload=False)
+    by_id = {str(p.id): p.vector for p in points}
+    out = []
+    for i in ids:
+        vec = by_id.get(str(i))
+        out.append(vec.get(store.vector_name) if isinstance(vec, dict) else vec)
+    return out
+
+
+def _read_faiss(store: Any, docs: Sequence[Document], **_: Any) -> List[Any]:
+    rows = {doc_id: row for row, doc_id in store.index_to_docstore_id.items()}
+    found = [rows.get(d.id) if d.id is not None else None for d in docs]
+    return [None if r is None else store.index.reconstruct(int(r)).tolist() for r in found]
+
+
+def _read_chroma(store: Any, docs: Sequence[Document], **_: Any) -> List[Any]:
+    ids = [d.id for d in docs if d.id is not None]
+    got = store._collection.get(ids=ids, include=["embeddings"]) if ids else {"ids": []}
+    vecs = got.get("embeddings")
+    by_id = dict(zip(got["ids"], vecs if vecs is not None else [None] * len(got["ids"])))
+    return [None if by_id.get(d.id) is None else [float(x) for x in by_id[d.id]] for d in docs]
+
+
+# the stores whose vectors are read back by id (the documents LangChain returns carry none)
+for _path, _reader in (("langchain_core.vectorstores.in_memory.InMemoryVectorStore", _read_memory),
+                       ("langchain_qdrant.qdrant.QdrantVectorStore", _read_qdrant),
+                       ("langchain_qdrant.vectorstores.Qdrant", _read_qdrant),
+                       ("langchain_community.vectorstores.faiss.FAISS", _read_faiss),
+                       ("langchain_chroma.vectorstores.Chroma", _read_chroma)):
+    register_vector_reader(_path, _reader, framework="langchain")
 
 
 def _title_reader(store: Any, key: str) -> Optional[tuple]:
@@ -143,9 +150,9 @@ class DocumentPool:
         self.embeddings = embeddings
         self.vector_store = vector_store
         self.metadata_keys = dict(metadata_keys)
-        self._vectors = EmbeddedVectors()
-        self._warned = False
-        self._why = "cannot return them by id"
+        self._vectors = VectorResolver(
+            "langchain", log=logger, fix="Pass vector_store= (the store they were retrieved "
+            "from: InMemoryVectorStore, FAISS, Chroma or Qdrant) to use the stored ones.")
         self._lookup: Any = None
         self._noted = False
 
@@ -163,30 +170,11 @@ class DocumentPool:
                              "vector_store= that has them)")
         return model
 
-    def _missing_texts(self, docs, vectors) -> tuple[list, list]:
-        missing = [i for i, v in enumerate(vectors) if v is None]
-        if missing and not self._warned:
-            self._warned = True
-            logger.warning(
-                "mempursuit: %d retrieved documents came without their vectors (%s); embedding "
-                "their text with %s (cached by content hash)", len(missing),
-                "no vector_store= was given" if self.vector_store is None else
-                f"{type(self.vector_store).__name__} {self._why}",
-                type(self._model()).__name__)
-        texts = [docs[i].page_content for i in missing]
-        return missing, texts
-
-    def _stored(self, docs) -> list:
-        found = (_stored_vectors(self.vector_store, docs) if self.vector_store is not None
-                 else None)
-        if found is None:
-            self._why = "cannot return them by id"
-        elif docs and all(v is None for v in found):
-            self._why = ("holds none of these document ids (is it the store they were "
-                         "retrieved from?)")
-        found = found or [None] * len(docs)
-        self._vectors.count("store", sum(v is not None for v in found))
-        return list(found)
+    def _resolve(self, docs: list) -> dict:
+        """What :meth:`VectorResolver.resolve` takes for ``docs`` besides the embedding call."""
+        return dict(own=None, store=self.vector_store, keys=lambda rows: [docs[i] for i in rows],
+                    texts=lambda rows: [docs[i].page_content for i in rows],
+                    embedder=lambda: type(self._model()).__name__)
 
     def title_lookup(self, query_vector: Any, query: str) -> Optional[TitleLookup]:
         """The second read through ``vector_store`` (None where the store cannot filter by
@@ -213,7 +201,7 @@ class DocumentPool:
         def fetch(names: List[str], limit: int) -> Fetched:
             found = store.similarity_search_by_vector(list(map(float, query_vector)), k=limit,
                                                       filter=filter_for(names), **wide)
-            vectors = _stored_vectors(store, found) or [None] * len(found)
+            vectors = self._vectors.read(store, found) or [None] * len(found)
             docs = [d for d, v in zip(found, vectors) if v is not None]
             rows = [v for v in vectors if v is not None]
             dim = len(query_vector)
@@ -237,22 +225,17 @@ class DocumentPool:
     def candidate_pool(self, docs: Sequence[Document], query: str) -> CandidatePool[Document]:
         """The documents (native order) with their vectors, the query vector and the signals."""
         docs = list(docs)
-        vectors = self._stored(docs)
-        missing, texts = self._missing_texts(docs, vectors)
-        new = self._vectors.to_embed(texts)
-        self._vectors.fill(vectors, missing, texts, new,
-                           self._model().embed_documents(new) if new else [])
+        vectors = self._vectors.resolve(len(docs), embed=self._model().embed_documents,
+                                        **self._resolve(docs))
         return self._pool(docs, vectors, query, self._model().embed_query(query))
 
     async def acandidate_pool(self, docs: Sequence[Document], query: str
                               ) -> CandidatePool[Document]:
         """:meth:`candidate_pool` with the embeddings' async calls (store reads in a thread)."""
         docs = list(docs)
-        vectors = await asyncio.to_thread(self._stored, docs)
-        missing, texts = self._missing_texts(docs, vectors)
-        new = self._vectors.to_embed(texts)
-        self._vectors.fill(vectors, missing, texts, new,
-                           await self._model().aembed_documents(new) if new else [])
+        vectors = await self._vectors.aresolve(
+            len(docs), aembed=lambda texts: self._model().aembed_documents(texts),
+            **self._resolve(docs))
         return self._pool(docs, vectors, query, await self._model().aembed_query(query))
 
 

@@ -48,7 +48,6 @@ the first read's order and one warning.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import re
@@ -59,9 +58,9 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, EmbeddedVectors,
-                                    Fetched, ReadOptions, Reranker, TitleLookup,
-                                    metadata_signals, native_scores, pool_signals)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
+                                    Reranker, TitleLookup, VectorResolver, metadata_signals,
+                                    native_scores, pool_signals, register_vector_reader)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
 
@@ -123,10 +122,11 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
 
     _options: ReadOptions = PrivateAttr()
     _reranker: Reranker = PrivateAttr()
-    _vectors: EmbeddedVectors = PrivateAttr(default_factory=EmbeddedVectors)
-    _warned: bool = PrivateAttr(default=False)
+    _vectors: VectorResolver = PrivateAttr(default_factory=lambda: VectorResolver(
+        "llamaindex", item="node", own="nodes", log=logger,
+        fix="Pass index= (the index the nodes come from) or vector_store= (a store that "
+        "returns vectors by id), or keep embeddings on the nodes, to use the stored ones."))
     _store_ids: Any = PrivateAttr(default=None)
-    _why: str = PrivateAttr(default="did not return them by id")
     _lookup: Any = PrivateAttr(default=None)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
@@ -192,61 +192,18 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                              "MemPursuitRetriever(index.as_retriever(...)), which takes the "
                              "retriever's") from exc
 
-    def _start(self, nodes: List[NodeWithScore]) -> tuple[list, list, list]:
-        """The candidates, their vectors so far (None where missing) and the missing ids."""
-        nodes = self._reranker.candidates(nodes)
-        vectors = [n.node.embedding for n in nodes]
-        self._vectors.count("nodes", sum(v is not None for v in vectors))
-        return nodes, vectors, [i for i, v in enumerate(vectors) if v is None]
+    def _resolve(self, nodes: list) -> dict:
+        """What :meth:`VectorResolver.resolve` takes for ``nodes`` besides the embedding call:
+        the node's own vector, else the store's by node id, else its text embedded."""
+        return dict(own=[n.node.embedding for n in nodes], store=self.vector_store,
+                    keys=lambda rows: [nodes[i].node.node_id for i in rows],
+                    texts=lambda rows: [nodes[i].node.get_content(
+                        metadata_mode=MetadataMode.EMBED) for i in rows],
+                    embedder=lambda: type(self._model()).__name__, store_ids=self._ids)
 
-    def _read_store(self, ids: list) -> Optional[list]:
-        """The stored vectors of ``ids`` (None where absent), or None when the store cannot
-        read vectors by id (the reason is kept for the warning)."""
-        store_ids = self._store_ids() if callable(self._store_ids) else self._store_ids
-        found = _stored_vectors(self.vector_store, ids, store_ids)
-        if found is None:
-            self._why = "cannot return stored vectors by node id"
-        elif all(v is None for v in found):
-            self._why = "holds none of these node ids (is it the store they were retrieved from?)"
-        return found
-
-    async def _aread_store(self, ids: list) -> Optional[list]:
-        store = self.vector_store
-        if _has_async_reader(store):
-            try:
-                found = _by_id(ids, await store.aget_nodes(node_ids=ids))
-            except NotImplementedError:
-                found = None
-            if found is None:
-                self._why = "cannot return stored vectors by node id"
-            elif all(v is None for v in found):
-                self._why = ("holds none of these node ids (is it the store they were retrieved "
-                             "from?)")
-            return found
-        return await asyncio.to_thread(self._read_store, ids)  # sync-only client, or in memory
-
-    def _put(self, vectors: list, missing: list, found: Optional[list], source: str) -> list:
-        if found is None:
-            return missing
-        for i, v in zip(missing, found):
-            vectors[i] = v
-        self._vectors.count(source, sum(v is not None for v in found))
-        return [i for i in missing if vectors[i] is None]
-
-    def _to_embed(self, nodes: list, missing: list) -> list:
-        """The texts of the ``missing`` nodes; says once that nodes are being embedded."""
-        if not self._warned:
-            self._warned = True
-            store = self.vector_store
-            logger.warning(
-                "mempursuit: %d retrieved nodes came without their vectors and %s; embedding "
-                "their text with %s (cached by content hash). Pass index= (the index the nodes "
-                "come from) or vector_store= (a store that returns vectors by id), or keep "
-                "embeddings on the nodes, to use the stored ones.",
-                len(missing), "no vector_store= was given" if store is None else
-                f"{type(store).__name__} {self._why}",
-                type(self._model()).__name__)
-        return [nodes[i].node.get_content(metadata_mode=MetadataMode.EMBED) for i in missing]
+    def _ids(self) -> Optional[Mapping[str, Any]]:
+        """node id -> the store's own id (FAISS rows), read from the index at each read."""
+        return self._store_ids() if callable(self._store_ids) else self._store_ids
 
     def _finish(self, nodes: list, vectors: list, query: QueryBundle, query_vector: Any
                 ) -> CandidatePool[NodeWithScore]:
@@ -288,8 +245,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         ids = list(found.ids or [n.node_id for n in found.nodes or []])[:limit]
         nodes = list(found.nodes or [])[:limit] or [self.docstore.get_node(i) for i in ids]
         scores = list(found.similarities or [None] * len(ids))[:len(ids)]
-        vectors = _stored_vectors(self.vector_store, ids,
-                                  self._store_ids() if callable(self._store_ids) else None)
+        vectors = self._vectors.read(self.vector_store, ids, store_ids=self._ids)
         if vectors is None:
             raise ValueError(f"{type(self.vector_store).__name__} cannot return stored vectors "
                              "by node id")
@@ -327,15 +283,10 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             ``items`` the ``NodeWithScore`` objects (native order), ``vectors`` (P, d),
             ``query_vector`` (d,), ``native_scores`` (P,) the retrieval scores.
         """
-        nodes, vectors, missing = self._start(nodes)
-        if missing and self.vector_store is not None:
-            missing = self._put(vectors, missing, self._read_store(
-                [nodes[i].node.node_id for i in missing]), "store")
-        if missing:
-            texts = self._to_embed(nodes, missing)
-            new = self._vectors.to_embed(texts)
-            self._vectors.fill(vectors, missing, texts, new,
-                               self._model().get_text_embedding_batch(new) if new else [])
+        nodes = self._reranker.candidates(nodes)
+        vectors = self._vectors.resolve(
+            len(nodes), embed=lambda texts: self._model().get_text_embedding_batch(texts),
+            **self._resolve(nodes))
         query_vector = query_bundle.embedding
         if query_vector is None and nodes:
             query_vector = self._model().get_query_embedding(query_bundle.query_str)
@@ -344,15 +295,11 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     async def acandidate_pool(self, nodes: List[NodeWithScore], query_bundle: QueryBundle
                               ) -> CandidatePool[NodeWithScore]:
         """:meth:`candidate_pool` with the store's and the embed model's async calls."""
-        nodes, vectors, missing = self._start(nodes)
-        if missing and self.vector_store is not None:
-            missing = self._put(vectors, missing, await self._aread_store(
-                [nodes[i].node.node_id for i in missing]), "store")
-        if missing:
-            texts = self._to_embed(nodes, missing)
-            new = self._vectors.to_embed(texts)
-            self._vectors.fill(vectors, missing, texts, new,
-                               await self._model().aget_text_embedding_batch(new) if new else [])
+        nodes = self._reranker.candidates(nodes)
+        vectors = await self._vectors.aresolve(
+            len(nodes), aembed=lambda texts: self._model().aget_text_embedding_batch(texts),
+            aread=_aread if _has_async_reader(self.vector_store) else None,
+            **self._resolve(nodes))
         query_vector = query_bundle.embedding
         if query_vector is None and nodes:
             query_vector = await self._model().aget_query_embedding(query_bundle.query_str)
@@ -383,31 +330,50 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         return await self._reranker.arerank(nodes, build, strict=self.strict)
 
 
-def _stored_vectors(store: Any, ids: list, store_ids: Optional[Mapping[str, Any]] = None
-                    ) -> Optional[list]:
-    """The stored vectors of node ``ids`` in ``store`` (None where absent), or None when the
-    store cannot read them by id. ``store_ids``: node id -> the store's own id (FAISS)."""
-    from llama_index.core.vector_stores.simple import SimpleVectorStore
+def _read_simple(store: Any, ids: list, **_: Any) -> list:
+    table = store.data.embedding_dict
+    return [table.get(i) for i in ids]
 
-    if isinstance(store, SimpleVectorStore):
-        table = store.data.embedding_dict
-        return [table.get(i) for i in ids]
-    name = type(store).__name__
-    if name == "FaissVectorStore":
-        if store_ids is None:  # the node id -> FAISS row map lives in the index
-            return None
-        index = store._faiss_index
-        rows = [store_ids.get(i) for i in ids]
-        return [None if r is None else index.reconstruct(int(r)).tolist() for r in rows]
-    if name == "ChromaVectorStore":
-        got = store._collection.get(ids=list(ids), include=["embeddings"])
-        by_id = dict(zip(got["ids"], got["embeddings"] if got["embeddings"] is not None
-                         else [None] * len(got["ids"])))
-        return [None if by_id.get(i) is None else list(map(float, by_id[i])) for i in ids]
+
+def _read_faiss(store: Any, ids: list, store_ids: Any = None, **_: Any) -> Optional[list]:
+    """``store_ids``: ``() -> {node id: FAISS row}``, the map the index keeps (None without
+    the index: the store alone cannot say which row holds a node)."""
+    store_ids = store_ids() if callable(store_ids) else store_ids
+    if store_ids is None:
+        return None
+    index = store._faiss_index
+    rows = [store_ids.get(i) for i in ids]
+    return [None if r is None else index.reconstruct(int(r)).tolist() for r in rows]
+
+
+def _read_chroma(store: Any, ids: list, **_: Any) -> list:
+    got = store._collection.get(ids=list(ids), include=["embeddings"])
+    by_id = dict(zip(got["ids"], got["embeddings"] if got["embeddings"] is not None
+                     else [None] * len(got["ids"])))
+    return [None if by_id.get(i) is None else list(map(float, by_id[i])) for i in ids]
+
+
+def _read_nodes(store: Any, ids: list, **_: Any) -> Optional[list]:
+    """Any other vector store: its own ``get_nodes`` (None where it has none)."""
     try:
         return _by_id(ids, store.get_nodes(node_ids=ids))
     except NotImplementedError:
         return None
+
+
+async def _aread(store: Any, ids: list, **_: Any) -> Optional[list]:
+    try:
+        return _by_id(ids, await store.aget_nodes(node_ids=ids))
+    except NotImplementedError:
+        return None
+
+
+for _path, _reader in (("llama_index.core.vector_stores.simple.SimpleVectorStore", _read_simple),
+                       ("llama_index.vector_stores.faiss.base.FaissVectorStore", _read_faiss),
+                       ("llama_index.vector_stores.chroma.base.ChromaVectorStore", _read_chroma),
+                       ("llama_index.core.vector_stores.types.BasePydanticVectorStore",
+                        _read_nodes)):
+    register_vector_reader(_path, _reader, framework="llamaindex")
 
 
 def _store_ids(index: Any) -> Dict[str, Any]:
