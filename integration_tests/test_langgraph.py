@@ -23,7 +23,8 @@ from langgraph.store.memory import InMemoryStore  # noqa: E402
 from pg_fixture import postgres_server  # noqa: E402
 
 import mempursuit_langgraph  # noqa: E402
-from mempursuit_core import Selector, readpath, testing  # noqa: E402
+from mempursuit_core import Selector, testing  # noqa: E402
+from mempursuit_core import vectors as vector_registry  # noqa: E402
 from mempursuit_core.embed import get_embedder  # noqa: E402
 from mempursuit_langgraph import MemPursuitStore, register_vector_reader  # noqa: E402
 from mempursuit_langgraph import readers as lg_readers  # noqa: E402
@@ -376,7 +377,34 @@ def test_store_without_a_reader(embed, caplog):
         # QueryCapture on the embeddings this store hands out, and the adapter reuses it
         assert embed.texts[before:] == [q]
     finally:
-        readpath._VECTOR_READERS.pop(path)
+        vector_registry._VECTOR_READERS.pop(path)
+
+
+def test_a_sync_search_over_an_async_only_reader_says_so(embed, caplog):
+    """The sync read takes the registered reader as the async one does: with only ``aread=``,
+    it says to use ``asearch`` (and falls back), not that no reader is registered."""
+    inner = InMemoryStore(index=_index(embed))
+    _fill(inner)
+    store = ThirdPartyStore(inner)
+    path = f"{ThirdPartyStore.__module__}.{ThirdPartyStore.__qualname__}"
+
+    async def aread(s, ks):
+        return lg_readers._read_memory(s.inner, ks)
+
+    register_vector_reader(path, aread=aread)
+    try:
+        q = QUERIES[0]
+        with caplog.at_level(logging.WARNING):
+            got = keys(MemPursuitStore(store).search(NS, query=q, limit=3))
+        assert got == keys(inner.search(NS, query=q, limit=3))  # LangGraph's own result
+        warned = [r.getMessage() for r in caplog.records]
+        assert any("only an async vector reader; use the store's async API" in m for m in warned)
+        assert not any("embeds the pool" in m for m in warned)
+        expected = keys(MemPursuitStore(inner, policy="mempursuit").search(NS, query=q, limit=3))
+        assert keys(asyncio.run(MemPursuitStore(store, policy="mempursuit").asearch(
+            NS, query=q, limit=3))) == expected
+    finally:
+        vector_registry._VECTOR_READERS.pop(path)
 
 
 def test_async_postgres_store(pg_uri, embed, workdir):

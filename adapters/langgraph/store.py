@@ -463,7 +463,7 @@ class MemPursuitStore(BaseStore):
         reader = reader_for(self.store)
         if not _read_with_search(reader, stored):
             keys = [(item.namespace, item.key) for item in native]
-            if reader is not None and reader.read is not None:
+            if reader is not None:  # an async-only reader says to use asearch
                 stored = reader(self.store, keys)
             else:
                 stored = self._embed_pool(native)
