@@ -18,7 +18,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -486,8 +486,9 @@ class CenteredFusion(PoolSelector):
 
     def _reorder(self, score: np.ndarray, ctx: PoolContext, k: int
                  ) -> tuple[np.ndarray, dict]:
-        """The greedy reordering step: session spread (or gather), adjacency and aspects; the
-        order (its first ``min(k, P)`` greedy) and ``{step: value}`` of the steps that ran."""
+        """The greedy reordering step: session spread (or gather), then the steps that act
+        pick by pick (:class:`Aspects`, :class:`Neighbours`, :class:`Bridge`); the order (its
+        first ``min(k, P)`` greedy) and ``{step: value}`` of the steps that ran."""
         P, text = ctx.P, ctx.text
         order = np.argsort(-score, kind="stable")
         positions = self._positions(ctx) if self.adjacent > 0 else None
@@ -499,21 +500,27 @@ class CenteredFusion(PoolSelector):
                    else None)
         links = ctx.links if self.bridge > 0 and text is not None else None
         follow = links if links is not None and "texts" in ctx.signals else None
-        steps = {}
-        if buckets is not None and spread > 0:
-            steps[which] = spread
+        steps = {which: spread} if buckets is not None and spread > 0 else {}
+        for name, value, on in (("adjacent", self.adjacent, positions is not None),
+                                ("bridge", self.bridge, follow is not None),
+                                ("aspects", self.aspects, Z is not None)):
+            if on:
+                steps[name] = value
+        if positions is None and Z is None and follow is None:
+            if buckets is not None:
+                order = _spread_order(score, order, buckets, spread)
+            return order, steps
+        # every memory but its bucket's best pays the penalty; with neighbour bonuses alone a
+        # bucket's first pick is still its best (a bonus only reaches buckets that already
+        # have a pick), aspect gains may take another first
+        group, key = (_spread_key(score, order, buckets, spread) if buckets is not None
+                      else (np.zeros(P, dtype=np.intp), score.copy()))
+        greedy = [Aspects(Z, self.aspects)] if Z is not None else []
         if positions is not None:
-            steps["adjacent"] = self.adjacent
+            greedy.append(Neighbours(group, positions, self.adjacent))
         if follow is not None:
-            steps["bridge"] = self.bridge
-        if Z is not None:
-            steps["aspects"] = self.aspects
-        if positions is not None or Z is not None or follow is not None:
-            order = _greedy_order(score, order, buckets, spread, min(k, P),
-                                  positions=positions, bonus=self.adjacent, aspects=Z,
-                                  weight=self.aspects, follow=follow, reach=self.bridge)
-        elif buckets is not None:
-            order = _spread_order(score, order, buckets, spread)
+            greedy.append(Bridge(follow, self.bridge))
+        order = _greedy_order(key, order, min(k, P), greedy)
         return order, steps
 
     @staticmethod
@@ -639,59 +646,87 @@ def _spread_key(score: np.ndarray, order: np.ndarray, buckets: list, penalty: fl
     return group, key
 
 
-def _greedy_order(score: np.ndarray, order: np.ndarray, buckets: list | None, penalty: float,
-                  k: int, *, positions: np.ndarray | None = None, bonus: float = 0.0,
-                  aspects: np.ndarray | None = None, weight: float = 0.0,
-                  follow: TitleLinks | None = None, reach: float = 0.0
-                  ) -> np.ndarray:
-    """The greedy order of :func:`_spread_order` in which each pick also raises its session
-    neighbours (``positions`` +-1 in the same bucket) by ``bonus``, with ``follow`` (the
-    pool's title links) the candidates its text names by ``reach / sqrt(n)`` (``n``
-    distinct titles among those not yet picked) and the candidates whose text names its title
-    by half that, and, with ``aspects`` (shape (m, P)), every
-    candidate gains ``weight`` times what it adds to the picks' best score on each aspect; the
-    first ``k`` picks are greedy, the rest follow in ``order``."""
-    P = score.shape[0]
-    if buckets is None:
-        group = np.zeros(P, dtype=np.intp)
-        key = score.copy()
-    else:
-        # as in _spread_order, every memory but its bucket's best pays the penalty; with
-        # neighbour bonuses alone a bucket's first pick is still its best (a bonus only reaches
-        # buckets that already have a pick), aspect gains may take another first
-        group, key = _spread_key(score, order, buckets, penalty)
-    before = after = None
-    if positions is not None:
+class Neighbours:
+    """Reorder step: each pick raises its session neighbours (``positions`` +-1 in the same
+    bucket) by ``bonus`` (the ``adjacent`` option)."""
+
+    def __init__(self, group: np.ndarray, positions: np.ndarray, bonus: float):
+        P = group.shape[0]
         # neighbours: consecutive in (bucket, position) order with positions one apart
         by = np.lexsort((positions, group))
         step = (group[by][1:] == group[by][:-1]) & (np.diff(positions[by]) == 1)
-        after = np.full(P, -1, dtype=np.intp)
-        before = np.full(P, -1, dtype=np.intp)
-        after[by[:-1][step]] = by[1:][step]
-        before[by[1:][step]] = by[:-1][step]
-    key[~np.isfinite(key)] = np.finfo(np.float64).min  # never tied with a taken slot
+        self.after = np.full(P, -1, dtype=np.intp)
+        self.before = np.full(P, -1, dtype=np.intp)
+        self.after[by[:-1][step]] = by[1:][step]
+        self.before[by[1:][step]] = by[:-1][step]
+        self.bonus = bonus
+
+    def gain(self) -> None:
+        return None
+
+    def picked(self, i: int, live: np.ndarray) -> None:
+        for j in (self.before[i], self.after[i]):
+            if j >= 0 and live[j] > -np.inf:
+                live[j] += self.bonus
+
+
+class Bridge:
+    """Reorder step: with the pool's title links, each pick raises the candidates its text
+    names by ``reach / sqrt(n)`` (``n`` distinct titles among those not yet picked) and the
+    candidates whose text names its title by half that (the ``bridge`` option)."""
+
+    def __init__(self, links: TitleLinks, reach: float):
+        self.links, self.reach = links, reach
+
+    def gain(self) -> None:
+        return None
+
+    def picked(self, i: int, live: np.ndarray) -> None:
+        # forward: what the pick names; backward, at half weight: what names the pick
+        for found, gain in ((self.links.links(i), self.reach),
+                            (self.links.naming(i), self.reach / 2)):
+            found = found[live[found] > -np.inf]
+            if found.size:
+                live[found] += gain / math.sqrt(self.links.distinct(found))
+
+
+class Aspects:
+    """Reorder step: every candidate gains ``weight`` times what it adds to the picks' best
+    score on each aspect, ``aspects`` shape (m, P) (the ``aspects`` option)."""
+
+    def __init__(self, aspects: np.ndarray, weight: float):
+        self.Z, self.weight = aspects, weight
+        self.best: np.ndarray | None = None  # the picks' best score on each aspect, (m, 1)
+
+    def gain(self) -> np.ndarray | None:
+        if self.best is None:
+            return None
+        return self.weight * (np.maximum(self.Z, self.best) - self.best).sum(axis=0)
+
+    def picked(self, i: int, live: np.ndarray) -> None:
+        col = self.Z[:, i:i + 1]
+        self.best = col if self.best is None else np.maximum(self.best, col)
+
+
+def _greedy_order(key: np.ndarray, order: np.ndarray, k: int, steps: Sequence[Any]
+                  ) -> np.ndarray:
+    """The first ``k`` picks one at a time, the rest in ``order``: each pick is the best of
+    ``key`` as raised so far plus the steps' current gains (:class:`Aspects`), and each step
+    then raises what the pick makes worth more (:class:`Neighbours`, :class:`Bridge`).
+
+    ``key`` (P,) is the fused score after the session spread (:func:`_spread_key`), ``order``
+    its stable order; each step has ``gain() -> (P,) or None`` and ``picked(i, live)``."""
+    P = key.shape[0]
     live = key.copy()
-    best = None  # the picks' best score on each aspect, shape (m, 1)
+    live[~np.isfinite(live)] = np.finfo(np.float64).min  # never tied with a taken slot
     picks = np.empty(k, dtype=np.intp)
     for t in range(k):
-        if best is None:
-            i = int(np.argmax(live))
-        else:
-            i = int(np.argmax(live + weight * (np.maximum(aspects, best) - best).sum(axis=0)))
+        gains = [g for g in (step.gain() for step in steps) if g is not None]
+        i = int(np.argmax(live + sum(gains) if gains else live))
         picks[t] = i
         live[i] = -np.inf
-        if aspects is not None:
-            best = aspects[:, i:i + 1] if best is None else np.maximum(best, aspects[:, i:i + 1])
-        if before is not None:
-            for j in (before[i], after[i]):
-                if j >= 0 and live[j] > -np.inf:
-                    live[j] += bonus
-        if follow is not None:
-            # forward: what the pick names; backward, at half weight: what names the pick
-            for found, gain in ((follow.links(i), reach), (follow.naming(i), reach / 2)):
-                found = found[live[found] > -np.inf]
-                if found.size:
-                    live[found] += gain / math.sqrt(follow.distinct(found))
+        for step in steps:
+            step.picked(i, live)
     taken = np.zeros(P, dtype=bool)
     taken[picks] = True
     return np.concatenate([picks, order[~taken[order]]])

@@ -115,7 +115,7 @@ def test_part_scores_are_the_bm25_of_the_parts():
 def test_aspect_greedy_is_the_stated_rule():
     """Each pick maximises key_i + w * sum_a max(0, z_ai - best_a) (no gain before the first);
     key: the spread key (every memory but its session's best pays the penalty)."""
-    from mempursuit_core.policies import _greedy_order, _spread_key
+    from mempursuit_core.policies import Aspects, _greedy_order, _spread_key
 
     rng = np.random.default_rng(5)
     for trial in range(200):
@@ -126,8 +126,8 @@ def test_aspect_greedy_is_the_stated_rule():
         penalty, w = float(rng.choice([0.0, 0.5])), float(rng.choice([0.25, 1.0, 4.0]))
         k = int(rng.integers(1, P + 1))
         order = np.argsort(-score, kind="stable")
-        got = _greedy_order(score, order, sessions, penalty, k, aspects=Z, weight=w)
         _, key = _spread_key(score, order, sessions, penalty)
+        got = _greedy_order(key, order, k, [Aspects(Z, w)])
         picks, best = [], None
         for _ in range(k):
             gain = (np.zeros(P) if best is None

@@ -8,7 +8,7 @@ import pytest
 
 from mempursuit_core import get_selector
 from mempursuit_core.links import TitleLinks, title_phrase
-from mempursuit_core.policies import CenteredFusion, _greedy_order
+from mempursuit_core.policies import Bridge, CenteredFusion, _greedy_order
 
 
 def test_title_phrase_drops_qualifiers_and_titles_that_name_nothing():
@@ -118,7 +118,7 @@ def test_bridge_gain_is_the_stated_greedy():
     links = TitleLinks(["Alpha", "Beta", "Gamma", "Delta"],
                        ["Alpha names Beta and Delta", "Beta", "Gamma names Alpha", "Delta"])
     order = np.argsort(-score, kind="stable")
-    got = _greedy_order(score, order, None, 0.0, 4, follow=links, reach=3.0)
+    got = _greedy_order(score, order, 4, [Bridge(links, 3.0)])
     # after A: B and D gain 3 / sqrt(2) forward, C gains 1.5 / sqrt(1) backward (it names A)
     # -> C 4.0, B 2.12, D 1.12
     assert got.tolist() == [0, 2, 1, 3]

@@ -393,7 +393,7 @@ def _greedy_with_neighbours(score, sessions, positions, penalty, bonus, k):
 
 
 def test_adjacent_order_is_the_stated_greedy():
-    from mempursuit_core.policies import _greedy_order
+    from mempursuit_core.policies import Neighbours, _greedy_order, _spread_key
 
     rng = np.random.default_rng(11)
     for trial in range(200):
@@ -406,7 +406,8 @@ def test_adjacent_order_is_the_stated_greedy():
         bonus = float(rng.choice([0.125, 0.75, 5.0]))
         k = int(rng.integers(1, P + 1))
         order = np.argsort(-score, kind="stable")
-        got = _greedy_order(score, order, sessions, penalty, k, positions=positions, bonus=bonus)
+        group, key = _spread_key(score, order, sessions, penalty)
+        got = _greedy_order(key, order, k, [Neighbours(group, positions, bonus)])
         assert got[:k].tolist() == _greedy_with_neighbours(score, sessions, positions, penalty,
                                                            bonus, k), trial
         assert sorted(got.tolist()) == list(range(P))
