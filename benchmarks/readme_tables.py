@@ -324,7 +324,8 @@ def graphiti_rerankers(folder: Path = FRAMEWORK_RUNS) -> list[str]:
     if not runs:
         return []
     parts = ["## Graphiti's own rerankers as the native order", "",
-             "`bash benchmarks/graphiti_runs.sh`: the same fused candidates as the Graphiti row",
+             "`bash benchmarks/framework_runs.sh DATA graphiti-mmr graphiti-node_distance",
+             "graphiti-episode_mentions`: the same fused candidates as the Graphiti row",
              "above (BM25 + cosine, P = 200), ordered by Graphiti's `mmr`, `node_distance` (centred",
              "on the speaker the question names first) or `episode_mentions` reranker instead of",
              "RRF, with no candidate dropped by Graphiti's `reranker_min_score` (docs/adapters/",
@@ -679,7 +680,8 @@ def results_doc() -> str:
     frameworks = framework_runs()
     if frameworks:
         parts += ["## Through the frameworks' own stores (LoCoMo)", "",
-                  "`bash benchmarks/framework_runs.sh` (needs `pip install -e \".[all]\"`): each",
+                  "`bash benchmarks/framework_runs.sh DATA FRAMEWORK...` (each needs its extra;",
+                  "most are in `pip install -e \".[all]\"`): each",
                   "framework's store read through its shipped adapter's read path, so the policies",
                   "get only the signals that adapter hands over (docs/adapters/README.md lists",
                   "them per framework). A row marked *dataset signals* used the benchmark's own",
