@@ -9,7 +9,7 @@ script in benchmarks/); the commands that made them are in docs/results.md. Comp
 (all gold evidence of a question kept) at the session level and at the turn / message level.
 Runs before round 3 measured the round-2 default under its earlier name, `pursuit-center`; it is
 today's `centered-fusion:dates=0` (round 3 added the date channel), and the tables say so. Round 3's
-runs (`benchmarks/results/eval/round3/`, from `benchmarks/round3_runs.sh`) measure today's default.
+runs (`benchmarks/results/eval/round3/`, from `benchmarks/default_runs.sh`) measure today's default.
 A verdict a rerun could change (won or lost, level with native, short of the goal, a count of the
 data) is computed from the numbers it judges, its words a template of `benchmarks/verdicts.py`;
 the record of how each option was chosen (`options_history`, `round3_tried.json`) stays as written.
@@ -710,7 +710,7 @@ def results_doc() -> str:
     if r3.exists():
         sp = json.loads(r3.read_text())
         parts += ["## The held-out split for the next round (fixed before tuning)", "",
-                  "`benchmarks/round3_split.py` wrote `benchmarks/results/eval/round3_split.json`: "
+                  "`benchmarks/held_out_split.py` wrote `benchmarks/results/eval/round3_split.json`: "
                   "LoCoMo tunes on the turns store and holds out the extracted-facts store; BEAM-100K "
                   f"tunes on chats 1-10 ({len(sp['beam']['tuning'])} questions) and holds out chats "
                   f"11-20 ({len(sp['beam']['held_out'])}); LongMemEval-S tunes on the temporal and "
@@ -779,7 +779,7 @@ def date_channel_goal(run: Path | None = None, data: str = "LongMemEval-S") -> s
     return word("goal, sentence", outcome, goal=GOAL, data=data)
 
 
-OPTIONS = {  # round3/<name>.json (benchmarks/round3_option_runs.sh NAME): the Tried row's words
+OPTIONS = {  # round3/<name>.json (benchmarks/option_runs.sh NAME): the Tried row's words
     "aspects": {
         "what": "aspects: the things a question sets side by side (\"which first, A or B?\", "
                 "\"between A and B\", \"how long had I been A when B\") covered one at a time, by "
@@ -831,7 +831,7 @@ def speakers_gain(side: str) -> str:
 
 def option_row(name: str) -> dict | None:
     """The *Tried* row of a round-3 option, from ``round3/<name>.json``
-    (``benchmarks/round3_option_runs.sh``): questions won less lost against the previous default
+    (``benchmarks/option_runs.sh``): questions won less lost against the previous default
     (``PREVIOUS``), the one each option was measured against."""
     path = ROUND3 / f"{name}.json"
     if not path.exists():
