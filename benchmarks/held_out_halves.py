@@ -11,7 +11,7 @@ McNemar p-value, and writes them as JSON with ``--out``.
         --policies centered-fusion centered-fusion:spread=0 --out halves.json
 
 ``--split benchmarks/results/eval/round3_split.json`` scores the sides of the next round's split
-instead (``{dataset: {"tuning": [ids], "held_out": [ids]}}``, from ``round3_split.py``).
+instead (``{dataset: {"tuning": [ids], "held_out": [ids]}}``, from ``held_out_split.py``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ subset; the committed round-3 runs use all of it.
 The order interleaves the two sides of ``round3_split.json`` (held-out, tuning, held-out, ...)
 and, within a side, deals question types round-robin, each type shuffled with a fixed seed.
 
-    python benchmarks/round3_lme_order.py      # writes benchmarks/results/eval/round3_lme_order.json
+    python benchmarks/lme_question_order.py      # writes benchmarks/results/eval/round3_lme_order.json
 """
 
 from __future__ import annotations

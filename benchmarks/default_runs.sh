@@ -1,9 +1,12 @@
 #!/bin/bash
-# Round 3's result runs (docs/results.md, "Round 3"). Embeddings come from the cache; from a cold
+# Today's default against the native order and against the defaults before it, on LoCoMo (turns
+# and extracted facts), BEAM-100K and LongMemEval-S, both native orders, P = 200 (and 50, 100 on
+# the hybrid order), scored on each side of the held-out split: the runs behind the README's table
+# and docs/results.md's "Round 3" (run in round 3). Embeddings come from the cache; from a cold
 # cache LoCoMo takes a few minutes, BEAM-100K about ten and LongMemEval-S (189k turns) over an hour
 # on two cores.
 #
-#   bash benchmarks/round3_runs.sh [DATA_DIR]      # default ../shared/data
+#   bash benchmarks/default_runs.sh [DATA_DIR]      # default ../shared/data
 #
 # Writes benchmarks/results/eval/round3/<run>/{summary.json,summary.md,config.json,*.png}, then
 # scores BEAM's and LongMemEval-S's sides of benchmarks/results/eval/round3_split.json into

@@ -1,14 +1,15 @@
 #!/bin/bash
-# Round 3's options against today's default (docs/results.md, table "Tried"): LoCoMo (turns and
+# One option of the default against the default, question by question on each side of the
+# held-out split (docs/results.md, table "Tried"; round 3's aspects and gather): LoCoMo (turns and
 # observations) and BEAM-100K whole, LongMemEval-S on the questions the option can change (every
-# other question's order is the default's). Embeddings come from the cache (see round3_runs.sh for
+# other question's order is the default's). Embeddings come from the cache (see default_runs.sh for
 # the cold-cache times).
 #
-#   bash benchmarks/round3_option_runs.sh aspects|gather [DATA_DIR]    # default ../shared/data
+#   bash benchmarks/option_runs.sh aspects|gather [DATA_DIR]    # default ../shared/data
 #
 # aspects: centered-fusion:aspects=1 (questions that set things side by side can change);
 # gather: centered-fusion:gather=0.8 (questions that ask for a count, an order or a list).
-# Writes benchmarks/results/eval/round3/<option>.json (benchmarks/round3_option.py); the run
+# Writes benchmarks/results/eval/round3/<option>.json (benchmarks/option_changes.py); the run
 # directories go to a temporary folder and are removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +54,5 @@ for order in hybrid dense; do
     names+=(locomo-$order-P$pool locomo-obs-$order-P$pool beam-$order-P$pool lme-$order-P$pool)
   done
 done
-python benchmarks/round3_option.py "${names[@]/#/$TMP/}" --policy "$POLICY" \
+python benchmarks/option_changes.py "${names[@]/#/$TMP/}" --policy "$POLICY" \
   --out "benchmarks/results/eval/round3/$OPTION.json"

@@ -1,6 +1,6 @@
 """The held-out split for the next round of policy research, fixed before any tuning.
 
-    python benchmarks/round3_split.py [--data ../shared/data] [--out benchmarks/results/eval/round3_split.json]
+    python benchmarks/held_out_split.py [--data ../shared/data] [--out benchmarks/results/eval/round3_split.json]
 
 The even / odd question halves of BEAM and LongMemEval-S are spent (the even halves chose
 ``spread`` and the lexical weight; the odd halves were looked at as held-out numbers), and every

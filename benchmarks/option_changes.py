@@ -5,11 +5,11 @@ For ``mempursuit eval`` run directories that still hold their ``questions.jsonl`
 policies on the same pools, counts the questions it newly covers less those it loses (complete
 coverage, session and turn level) at each K, on each side of the round-3 split (LoCoMo: the turns
 store tunes, the observations store is held out), and writes them as JSON. A LongMemEval-S run
-may hold only the questions the option can change (``round3_option_runs.sh``): every other
+may hold only the questions the option can change (``option_runs.sh``): every other
 question's order is the default's, so the counts are the whole set's; ``whole`` is the number of
 scored questions of the whole set, for points.
 
-    python benchmarks/round3_option.py RUN... --policy centered-fusion:aspects=1 \\
+    python benchmarks/option_changes.py RUN... --policy centered-fusion:aspects=1 \\
         --out benchmarks/results/eval/round3/aspects.json
 """
 
