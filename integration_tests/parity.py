@@ -17,7 +17,7 @@ from mempursuit_core import DEFAULT_POLICY, Selector, get_selector
 
 #: Signals compared (every one an adapter may hand over; a key absent on one side fails).
 COMPARED = ("texts", "query_text", "timestamps", "session_ids", "speakers", "positions",
-            "lexical", "dense", "sparse", "query_sparse")
+            "lexical", "dense", "sparse", "query_sparse", "titles")
 
 
 def materialise(signals: Mapping[str, Any] | None) -> dict[str, Any]:

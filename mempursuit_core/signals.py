@@ -3,6 +3,7 @@
 Adapters hand selectors a :class:`PoolSignals` mapping: a value is computed the first time a
 policy reads it (a policy that needs nothing costs nothing). Keys used by the built-in policies:
 ``"texts"`` and ``"timestamps"`` (lists, length P), ``"query_text"``, ``"session_ids"``,
+``"speakers"`` (list, length P: who said each memory, str or None),
 ``"sparse"`` (P, m) tf-idf rows and ``"query_sparse"`` (m,) over the pool's vocabulary,
 ``"sparse_terms"``, ``"positions"`` (P,) integers: each memory's place in the store's write
 order (``centered-fusion``'s ``adjacent``), and ``"lexical"`` (P,): the framework's own keyword
