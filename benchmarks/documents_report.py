@@ -4,7 +4,8 @@ the default without it (``follow=0``) and the default before round 5 (``bridge=4
 2WikiMultihopQA (both halves: the options were chosen on the first 250 questions) and HotpotQA
 (test), and through the Haystack, LlamaIndex and LangChain read paths.
 
-    python benchmarks/documents_report.py      # after documents_runs.sh / documents_frameworks.py
+    python benchmarks/documents_report.py          # after documents_runs.sh / documents_frameworks.py
+    python benchmarks/documents_report.py --check  # the committed page is what the results give
 
 The 2Wiki halves are computed from the run's questions.jsonl when it is there and kept in
 halves.json (documents_runs.sh removes the 4 MB file afterwards).
@@ -13,6 +14,7 @@ halves.json (documents_runs.sh removes the 4 MB file afterwards).
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,9 +89,36 @@ def summary_rows(run: Path) -> tuple[dict, dict]:
     return rows, s
 
 
-def main() -> int:
+def units(run: Path) -> int:
+    """How many paragraphs the run's store held (its config.json)."""
+    return int(json.loads((run / "config.json").read_text(encoding="utf-8"))["n_units"])
+
+
+def costs(hot: dict, category: str, k: str = "5") -> str:
+    """Whether the second read costs ``category`` questions places at ``k`` against the default
+    before round 5 (the numbers decide the words)."""
+    by = {p: hot["results"][p][k]["by_category"][category]["complete_coverage"]
+          for p in ("centered-fusion", "centered-fusion:bridge=4,follow=0")}
+    lost = by["centered-fusion"] < by["centered-fusion:bridge=4,follow=0"]
+    return (f"following what those name costs them places at K = {k}" if lost else
+            f"following what those name costs them nothing at K = {k}")
+
+
+def hop_verdict(cov: dict) -> str:
+    """The vector hop's verdict from its coverages (F = 0 is the default without it): shipped
+    only for a gain of at least a point."""
+    gain = max(v for f, v in cov.items() if f != "0") - cov["0"]
+    if gain >= 1.0:
+        return f"It gains {gain:.1f} points there."
+    return "It gains nothing there, so it is not shipped: untitled stores get no second read."
+
+
+def render() -> str:
+    """The page, from the committed results."""
     wiki_rows, wiki = summary_rows(RUNS / "2wiki-hybrid")
     hot_rows, hot = summary_rows(RUNS / "hotpotqa-test-hybrid")
+    wiki_units, hot_units = units(RUNS / "2wiki-hybrid"), units(RUNS / "hotpotqa-test-hybrid")
+    n_wiki, n_hot = wiki["n_questions"], hot["n_questions"]
     half = halves(RUNS / "2wiki-hybrid")
     fw_path = RUNS / "frameworks.json"
     fw = json.loads(fw_path.read_text(encoding="utf-8")) if fw_path.exists() else None
@@ -126,23 +155,25 @@ def main() -> int:
         "",
         "## 2WikiMultihopQA (dev half)",
         "",
-        "500 questions (2 or 4 gold paragraphs) searching one corpus of 6,119 paragraphs, the",
+        f"{n_wiki} questions (2 or 4 gold paragraphs) searching one corpus of {wiki_units:,} "
+        "paragraphs, the",
         "corpus HippoRAG and HippoRAG 2 report 2Wiki recall on. The options `follow = 2`,",
-        "`follow_from = 3` and `bridge = 8` were chosen on the first 250 questions (and HotpotQA's",
+        f"`follow_from = 3` and `bridge = 8` were chosen on the first {TUNED_ON} questions (and "
+        "HotpotQA's",
         "`train` + `dev`); the first comparisons of `bridge` 4 against 8 with the second read were",
-        "seen on all 500 before the split was fixed. The held-out half:",
+        f"seen on all {n_wiki} before the split was fixed. The held-out half:",
         "",
-        f"**Questions 251-500 ({half['n']['held_out']}, not tuned on):**",
+        f"**Questions {TUNED_ON + 1}-{n_wiki} ({half['n']['held_out']}, not tuned on):**",
         "",
         *table(half["held_out"]),
         "",
         f"Pool ceiling of the first read on this half: {half['ceiling']['held_out']:.1f} %.",
         "",
-        "**Questions 1-250 (tuned on):**",
+        f"**Questions 1-{TUNED_ON} (tuned on):**",
         "",
         *table(half["tune"]),
         "",
-        "**All 500:**",
+        f"**All {n_wiki}:**",
         "",
         *table(wiki_rows),
         "",
@@ -154,13 +185,14 @@ def main() -> int:
         "200 questions one by one).",
         "",
         *_latency_lines(),
-        "For reference, recall@5 published on their 1,000-question 2Wiki set (these 500 and",
-        "500 more) and HippoRAG's corpus: " + "; ".join(f"{a} {v}" for a, v in ANCHORS) + ".",
+        f"For reference, recall@5 published on their 1,000-question 2Wiki set (these {n_wiki} and",
+        f"{1000 - n_wiki} more) and HippoRAG's corpus: " + "; ".join(f"{a} {v}" for a, v in ANCHORS) + ".",
         "Ours is a 22M-parameter embedder, no LLM, on half of their questions.",
         "",
         "## HotpotQA (test split, pooled)",
         "",
-        "The 500 held-out `test` questions searching every question's paragraphs (10,787); the",
+        f"The {n_hot} held-out `test` questions searching every question's paragraphs "
+        f"({hot_units:,}); the",
         "second read must not cost what the pool already holds (ceiling "
         f"{hot['pool_ceiling']['overall']['complete_coverage']:.1f} %):",
         "",
@@ -174,7 +206,7 @@ def main() -> int:
                 f"{hot['results'][p]['5']['by_category'][c]['complete_coverage']:.1f}"
                 for p in ("native", "centered-fusion", "centered-fusion:bridge=4,follow=0"))
             for c in hot["categories"]) + ". Comparison questions name both their",
-        "paragraphs; following what those name costs them places at K = 5.",
+        f"paragraphs; {costs(hot, 'comparison')}.",
         "",
     ]
     if fw is not None:
@@ -182,13 +214,13 @@ def main() -> int:
             "## Through the frameworks' own read paths",
             "",
             "`python benchmarks/documents_frameworks.py DATA/2wikimultihopqa`: the",
-            "same 6,119 paragraphs written once into each framework's store with `title`",
+            f"same {wiki_units:,} paragraphs written once into each framework's store with `title`",
             "metadata and the same MiniLM vectors; the native order is the framework's own dense",
             "top K; the swap is the one line each adapter page shows (Haystack",
             "`MemPursuitRanker(document_store=store)`, LlamaIndex",
             "`MemPursuitRetriever(index.as_retriever(similarity_top_k=200))`, LangChain",
             "`MemPursuitRetriever(vectorstore=store)`), P = 200. Held-out half (questions",
-            "251-500); read time, median: Haystack's ranker component alone (the retriever",
+            f"{TUNED_ON + 1}-{n_wiki}); read time, median: Haystack's ranker component alone (the retriever",
             "runs before it), LlamaIndex's and LangChain's whole retriever call (their search",
             "of 200 included; both scan the store in Python).",
             "",
@@ -206,7 +238,7 @@ def main() -> int:
                     f"{_cell(m['complete_coverage@10'], ref and ref['complete_coverage@10'])} | "
                     f"{m['recall@2']:.1f} | {m['recall@5']:.1f} | "
                     + (f"{m['read_ms_p50']:.1f} |" if "read_ms_p50" in m else " |"))
-        lines += ["", "All 500 questions: " + "; ".join(
+        lines += ["", f"All {n_wiki} questions: " + "; ".join(
             f"{name} native {e['all']['native']['complete_coverage@5']:.1f} / "
             f"{e['all']['native']['complete_coverage@10']:.1f} -> swap "
             f"{e['all']['swap']['complete_coverage@5']:.1f} / "
@@ -222,13 +254,25 @@ def main() -> int:
             f"{t['native']} order, P = {t['pool']}, K = {t['k']}, {t['n']} questions), a second "
             "search from the question plus the first three picks, adding the F nearest turns the "
             "pool lacks: session complete coverage " + ", ".join(
-                f"F = {f}: {v:.1f}" for f, v in cov.items()) + ". It gains nothing there, so it is "
-            "not shipped: untitled stores get no second read. MuSiQue, the other set whose "
-            "links are not titles, is not among the data here.", ""]
-    DOC.write_text("\n".join(lines), encoding="utf-8")
+                f"F = {f}: {v:.1f}" for f, v in cov.items()) + ". " + hop_verdict(cov)
+            + " MuSiQue, the other set whose links are not titles, is not among the data here.",
+            ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if DOC.read_text(encoding="utf-8") != text:
+            print(f"{DOC.relative_to(ROOT)} is stale: run python benchmarks/documents_report.py",
+                  file=sys.stderr)
+            return 1
+        print(f"{DOC.relative_to(ROOT)} is current")
+        return 0
+    DOC.write_text(text, encoding="utf-8")
     print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

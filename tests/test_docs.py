@@ -13,6 +13,27 @@ def test_results_tables_are_generated_not_pasted():
     assert res.returncode == 0, res.stderr
 
 
+def test_the_documents_page_is_generated_and_its_verdicts_follow_the_numbers():
+    import copy
+    import importlib.util
+
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "documents_report.py"),
+                          "--check"], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    spec = importlib.util.spec_from_file_location("documents_report",
+                                                  ROOT / "benchmarks" / "documents_report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    _, hot = report.summary_rows(report.RUNS / "hotpotqa-test-hybrid")
+    assert "costs them places" in report.costs(hot, "comparison")
+    better = copy.deepcopy(hot)
+    better["results"]["centered-fusion"]["5"]["by_category"]["comparison"][
+        "complete_coverage"] = 100.0
+    assert "costs them nothing" in report.costs(better, "comparison")
+    assert report.hop_verdict({"0": 85.9, "2": 85.9, "5": 86.0}).startswith("It gains nothing")
+    assert report.hop_verdict({"0": 80.0, "2": 83.5}) == "It gains 3.5 points there."
+
+
 def test_readme_links_point_at_files_that_exist():
     import re
 
