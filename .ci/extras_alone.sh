@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
 ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee
-     agno semantic-kernel autogen diversifiers haystack-rankers)
+     agno semantic-kernel autogen crewai diversifiers haystack-rankers)
 BASELINES=" diversifiers haystack-rankers "
 lanes=1
 if [ "${1:-}" = "-j" ]; then lanes="$2"; shift 2; fi
@@ -46,6 +46,7 @@ done
 export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 export GRAPHITI_TELEMETRY_ENABLED=false HAYSTACK_TELEMETRY_ENABLED=False
+export CREWAI_DISABLE_TELEMETRY=true
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/extras-alone.XXXXXX")"
