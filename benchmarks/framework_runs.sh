@@ -10,6 +10,7 @@
 #   bash benchmarks/framework_runs.sh ../shared/data agno          # Agno's LanceDb (pip install -e ".[agno]")
 #   bash benchmarks/framework_runs.sh ../shared/data semantic-kernel   # its InMemoryCollection ([semantic-kernel])
 #   bash benchmarks/framework_runs.sh ../shared/data autogen       # its ChromaDBVectorMemory ([autogen])
+#   bash benchmarks/framework_runs.sh ../shared/data crewai        # its Memory over LanceDBStorage ([crewai])
 #
 # Writes benchmarks/results/eval/frameworks/<framework>-locomo/{summary.json,summary.md,config.json}
 # and prints each run's wall time. Another framework's row drops in the same folder
