@@ -97,6 +97,19 @@ def test_native_policy_is_crewais_own_recall(path, limit):
     assert not hasattr(ours[0], "embedding")  # CrewAI's own MemoryMatch objects
 
 
+def test_a_crew_keeps_the_memory_and_its_recall(path):
+    """``Crew(memory=...)`` takes it as a ``Memory`` (the crew's memory is this object); nothing
+    is run, so the agent's LLM is never called."""
+    from crewai import LLM, Agent, Crew, Task
+
+    memory = _memory(path, MemPursuitMemory)
+    agent = Agent(role="assistant", goal="answer", backstory="-", llm=LLM(model="gpt-4o-mini"))
+    crew = Crew(agents=[agent], memory=memory,
+                tasks=[Task(description=QUESTION, expected_output="-", agent=agent)])
+    assert crew._memory is memory
+    assert CAT in _texts(crew._memory.recall(QUESTION, limit=2, depth="shallow"))
+
+
 def test_the_policy_sees_the_pool_and_the_stored_vectors(path):
     recorder, small = Recorder(), Recorder()
     _memory(path, MemPursuitMemory, policy=recorder).recall(QUESTION, limit=2, depth="shallow")
