@@ -16,7 +16,7 @@
 # Measured on the shared 2-core machine under load (2 lanes; install + imports + example):
 # graphiti 96 s, langgraph 87, memorybank 74, langchain 92, haystack 52, llamaindex 138, lightmem 115 (no
 # wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, agno 79,
-# semantic-kernel 157 (measured alone, later), fast 127
+# semantic-kernel 157 (measured alone, later), crewai 138 (alone, later), fast 127
 # (36 s install + 91 s tests): about 34 min of lane time, about 17 min of wall time with
 # -j 2, beside the ~21 min main pytest of .ci/run. The baselines (one lane, issue 56):
 # diversifiers 25 s, haystack-rankers 2-4 min (it installs torch).

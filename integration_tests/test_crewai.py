@@ -6,17 +6,24 @@ LLM)."""
 
 import logging
 import os
+import warnings
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # before importing crewai
+_WARN = warnings.warn
 
 pytest.importorskip("crewai.memory.unified_memory",
                     reason='needs pip install -e ".[crewai]" (CI: .ci/nodeps-crewai.txt)')
 
 from crewai.memory.storage.lancedb_storage import LanceDBStorage  # noqa: E402
 from crewai.memory.unified_memory import Memory  # noqa: E402
+
+# crewai's import replaces warnings.warn with a wrapper that drops pydantic's deprecation
+# warnings in the whole process: put it back, so that the rest of the session (and these tests)
+# keep the project's filterwarnings = error
+warnings.warn = _WARN
 
 from mempursuit_core import testing  # noqa: E402
 from mempursuit_core.embed import get_embedder  # noqa: E402
