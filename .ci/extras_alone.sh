@@ -16,7 +16,7 @@
 # Measured on the shared 2-core machine under load (2 lanes; install + imports + example):
 # graphiti 96 s, langgraph 87, memorybank 74, langchain 92, haystack 52, llamaindex 138, lightmem 115 (no
 # wheel: imports only), mem0 384, simplemem 385 (both install torch), cognee 544, agno 79,
-# semantic-kernel 157 (measured alone, later), fast 127
+# semantic-kernel 157 (measured alone, later), crewai 138 (alone, later), fast 127
 # (36 s install + 91 s tests): about 34 min of lane time, about 17 min of wall time with
 # -j 2, beside the ~21 min main pytest of .ci/run. The baselines (one lane, issue 56):
 # diversifiers 25 s, haystack-rankers 2-4 min (it installs torch).
@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
 ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee
-     agno semantic-kernel autogen diversifiers haystack-rankers)
+     agno semantic-kernel autogen crewai diversifiers haystack-rankers)
 BASELINES=" diversifiers haystack-rankers "
 lanes=1
 if [ "${1:-}" = "-j" ]; then lanes="$2"; shift 2; fi
@@ -46,6 +46,7 @@ done
 export MEM0_TELEMETRY=False HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 export GRAPHITI_TELEMETRY_ENABLED=false HAYSTACK_TELEMETRY_ENABLED=False
+export CREWAI_DISABLE_TELEMETRY=true
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/extras-alone.XXXXXX")"

@@ -3,7 +3,7 @@
 # own stores"), read through each shipped adapter's read path: the policies get exactly the
 # signals the adapter hands over (no --dataset-signals). Each run needs its framework's extra:
 # pip install -e ".[all]" has most (LightMem: docs/adapters/lightmem.md; LangGraph and LlamaIndex
-# also -r .ci/requirements-langgraph.txt / -llamaindex.txt; Semantic Kernel and AutoGen are not in
+# also -r .ci/requirements-langgraph.txt / -llamaindex.txt; Semantic Kernel, AutoGen and CrewAI are not in
 # [all]: docs/adapters/). From a cold embedding cache each run embeds LoCoMo in the framework's own
 # text format (minutes).
 #
@@ -11,7 +11,7 @@
 #
 # RUN is one of
 #   mem0 lightmem simplemem memorybank    the first four (the default)
-#   langgraph llamaindex haystack graphiti agno semantic-kernel autogen
+#   langgraph llamaindex haystack graphiti agno semantic-kernel autogen crewai
 #       -> benchmarks/results/eval/frameworks/<RUN>-locomo/{summary.json,summary.md,config.json}
 #       (any other registered store works too: its <name>-locomo row drops in the same folder and
 #       benchmarks/readme_tables.py renders every one it finds)

@@ -148,7 +148,7 @@ def summary_table() -> str:
 FRAMEWORKS = {"mem0": "Mem0", "lightmem": "LightMem", "simplemem": "SimpleMem",
               "memorybank": "MemoryBank", "langgraph": "LangGraph", "llamaindex": "LlamaIndex",
               "haystack": "Haystack", "graphiti": "Graphiti", "agno": "Agno",
-              "semantic-kernel": "Semantic Kernel", "autogen": "AutoGen"}
+              "semantic-kernel": "Semantic Kernel", "autogen": "AutoGen", "crewai": "CrewAI"}
 #: The four frameworks measured first, in this order; any other ``<name>-locomo`` row found in
 #: FRAMEWORK_RUNS follows, alphabetically.
 KNOWN = ("mem0", "lightmem", "simplemem", "memorybank")

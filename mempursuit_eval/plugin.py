@@ -29,6 +29,8 @@ BACKENDS = {
                         "Semantic Kernel's InMemoryCollection, one per group, read with include_vectors"),
     "autogen": ("mempursuit_eval.backends.autogen:AutoGenBackend",
                 "AutoGen's ChromaDBVectorMemory, one Chroma collection per group"),
+    "crewai": ("mempursuit_eval.backends.crewai:CrewAIBackend",
+               "CrewAI's Memory over its LanceDBStorage, one table per group, read as recall reads it"),
     "graphiti": ("mempursuit_eval.backends.graphiti:GraphitiBackend",
                  "Graphiti on embedded Kuzu, one fact edge per turn (no LLM)"),
     # ``NAME+OPTION`` takes over ``--framework NAME`` when OPTION is given (stages.build_backend)

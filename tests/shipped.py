@@ -15,7 +15,10 @@ from mempursuit_core.plugins import DISTRIBUTION, ENTRY_POINT_GROUP, AdapterSpec
 #: logger's handlers, sets ``sys.excepthook`` and writes log files at import): the in-process
 #: tests skip them, saying so; their own module checks the same in a subprocess.
 OWN_PROCESS = {"cognee": "cognee reconfigures the process's logging at import: its option "
-                         "surface is checked in its own process (integration_tests/test_cognee.py)"}
+                         "surface is checked in its own process (integration_tests/test_cognee.py)",
+               "crewai": "crewai replaces warnings.warn at import (dropping pydantic's deprecation "
+                         "warnings process-wide): its option surface is checked by "
+                         "integration_tests/test_crewai.py, which puts warnings.warn back"}
 
 
 def shipped_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
