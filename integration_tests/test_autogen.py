@@ -179,3 +179,9 @@ def test_eval_backend_pools_are_autogens_own_read(tmp_path):
     assert [m.metadata["uid"] for m in got.results] == order
     assert_parity(harness_signals, recorder.calls[-1]["signals"])
     backend.close()
+    again = AutoGenBackend(dataset_signals=True)
+    assert again.load_existing(units, embedder=encoder, workdir=tmp_path)  # the saved store
+    mixed = again.pool("alice", QUESTION, 200)
+    assert mixed.uids == pool.uids and set(mixed.signals["speakers"]) == {"alice"}
+    again.close()
+    assert not AutoGenBackend().load_existing(units[:-1], embedder=encoder, workdir=tmp_path)

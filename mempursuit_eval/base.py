@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
@@ -9,7 +10,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_
 import numpy as np
 
 __all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore", "checked_pool_size",
-           "group_entry", "pool_from_candidates", "DATASET_SIGNALS"]
+           "group_entry", "pool_from_candidates", "read_manifest", "write_manifest",
+           "DATASET_SIGNALS"]
 
 T = TypeVar("T")
 
@@ -35,6 +37,33 @@ def units_by_group(units: Sequence["MemoryUnit"], known: dict | None = None
         seen[unit.uid] = unit
         by_group.setdefault(unit.group, []).append(unit)
     return by_group
+
+
+#: The file a reusable store writes beside its own: what it holds, checked before reuse
+MANIFEST = "units.json"
+
+
+def write_manifest(workdir: Path, groups: Mapping[str, int], **maps: Mapping[str, Any]) -> None:
+    """Write what a store built in ``workdir`` holds: units per group, and ``maps`` (e.g. the
+    store's table per group) for :func:`read_manifest`."""
+    (Path(workdir) / MANIFEST).write_text(json.dumps({"groups": dict(groups), **maps}),
+                                          encoding="utf-8")
+
+
+def read_manifest(workdir: Path, units: Sequence["MemoryUnit"], *maps: str
+                  ) -> tuple[dict[str, int], ...] | None:
+    """``(groups, *maps)`` as :func:`write_manifest` wrote them in ``workdir`` (maps as
+    ``{str: str}``), when its groups hold exactly as many of ``units`` each; None when the file
+    is missing, unreadable or describes other units (the store is built again)."""
+    try:
+        saved = json.loads((Path(workdir) / MANIFEST).read_text(encoding="utf-8"))
+        groups = {str(g): int(n) for g, n in saved["groups"].items()}
+        found = [{str(a): str(b) for a, b in saved[key].items()} for key in maps]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if groups != {g: len(m) for g, m in units_by_group(units).items()}:
+        return None
+    return (groups, *found)
 
 
 def group_entry(groups: Mapping[str, T], group: str) -> T:

@@ -12,6 +12,8 @@ Needs the ``[autogen]`` extra.
   metadata (how a pool maps back to the harness's units; no signal reads it) and a ``title``
   for a unit with one. Timestamps, speakers and the benchmark's sessions are not written (as for
   Haystack, LlamaIndex, Agno and Semantic Kernel): the policies get the texts only.
+* ``load_existing``: the same folder reopened from the harness's cache (the collections named
+  in its manifest, each holding as many rows as its group has units).
 * ``pool``: :meth:`mempursuit_autogen.MemPursuitChromaDBVectorMemory.candidate_pool`, the read
   the memory's ``query`` makes (AutoGen's own query with ``k`` = size, the stored embeddings by
   id); ``dataset_signals`` puts the benchmark's own session ids and speakers over them.
@@ -25,7 +27,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+                                  pool_from_candidates, read_manifest, units_by_group,
+                                  write_manifest)
 
 __all__ = ["AutoGenBackend"]
 
@@ -76,40 +79,70 @@ class AutoGenBackend:
             self._loop = asyncio.new_event_loop()
         return self._loop.run_until_complete(coro)
 
-    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
-              progress: Callable[[int], None] | None = None) -> None:
-        from autogen_core.memory import MemoryMimeType
+    def _open(self, embedder: Embedder, folder: Path, collections: dict[str, str]) -> None:
+        """One memory per group over its collection in ``folder`` (created when missing)."""
         from autogen_ext.memory.chromadb import (CustomEmbeddingFunctionConfig,
                                                  PersistentChromaDBVectorMemoryConfig)
 
         from mempursuit_autogen import MemPursuitChromaDBVectorMemory
 
-        folder = Path(workdir) / "chroma"
-        if folder.exists():
-            raise ValueError(f"{folder} exists; use a fresh workdir")
         self._embedder = embedder
-        self._units = {u.uid: u for u in units}
         function = _embedding_function(embedder)
-        for i, (group, members) in enumerate(units_by_group(units).items()):
-            self._groups[group] = len(members)
+        for group, name in collections.items():
             config = PersistentChromaDBVectorMemoryConfig(
-                collection_name=f"group_{i}", persistence_path=str(folder),
+                collection_name=name, persistence_path=str(folder),
                 embedding_function_config=CustomEmbeddingFunctionConfig(
                     function=lambda: function, params={}))
             # the adapter's pool function; policy="native": the harness applies the policies
             memory = MemPursuitChromaDBVectorMemory(config=config, policy="native", strict=True)
             memory._ensure_initialized()  # AutoGen's own client and collection
+            self._memories[group] = memory
+
+    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
+              progress: Callable[[int], None] | None = None) -> None:
+        from autogen_core.memory import MemoryMimeType
+
+        folder = Path(workdir) / "chroma"
+        if folder.exists():
+            raise ValueError(f"{folder} exists; use a fresh workdir")
+        self._units = {u.uid: u for u in units}
+        groups = units_by_group(units)
+        collections = {group: f"group_{i}" for i, group in enumerate(groups)}
+        self._open(embedder, folder, collections)
+        for group, members in groups.items():
+            self._groups[group] = len(members)
+            collection = self._memories[group]._collection
             for start in range(0, len(members), self.batch_size):
                 chunk = members[start:start + self.batch_size]
                 vectors = np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
-                memory._collection.add(
+                collection.add(
                     ids=[u.uid for u in chunk], documents=[u.text for u in chunk],
                     embeddings=list(vectors),
                     metadatas=[{"uid": u.uid, "mime_type": str(MemoryMimeType.TEXT),
                                 **({"title": u.title} if u.title else {})} for u in chunk])
                 if progress is not None:
                     progress(len(chunk))
-            self._memories[group] = memory
+        write_manifest(workdir, self._groups, collections=collections)
+
+    def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
+                      workdir: Path) -> bool:
+        """Reopen the Chroma folder ``build`` wrote into ``workdir`` (True when reused; False,
+        and nothing held open, when its files are missing, unreadable or hold other units)."""
+        folder, saved = Path(workdir) / "chroma", read_manifest(workdir, units, "collections")
+        if saved is None or not folder.is_dir():
+            return False
+        groups, collections = saved
+        try:
+            self._open(embedder, folder, collections)
+            ok = all(self._memories[g]._collection.count() == n for g, n in groups.items())
+        except Exception:  # an unreadable folder is rebuilt
+            ok = False
+        if not ok:
+            self.close()
+            self._embedder = None
+            return False
+        self._groups, self._units = groups, {u.uid: u for u in units}
+        return True
 
     def pool(self, group: str, query: str, size: int, *,
              query_vector: np.ndarray | None = None) -> Pool:

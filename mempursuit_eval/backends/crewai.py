@@ -26,7 +26,6 @@ Needs the ``[crewai]`` extra.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,11 +33,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+                                  pool_from_candidates, read_manifest, units_by_group,
+                                  write_manifest)
 
 __all__ = ["CrewAIBackend"]
 
-_MANIFEST = "units.json"
 _LANCE = "lancedb"
 
 
@@ -127,22 +126,16 @@ class CrewAIBackend:
                     for u, v in zip(chunk, vectors)])
                 if progress is not None:
                     progress(len(chunk))
-        (Path(workdir) / _MANIFEST).write_text(
-            json.dumps({"groups": self._groups, "tables": self._tables}), encoding="utf-8")
+        write_manifest(workdir, self._groups, tables=self._tables)
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
                       workdir: Path) -> bool:
         """Reopen a store that ``build`` wrote into ``workdir`` (True when reused; False when
         its files are missing, unreadable or hold other units)."""
-        path, manifest = Path(workdir) / _LANCE, Path(workdir) / _MANIFEST
-        try:
-            saved = json.loads(manifest.read_text(encoding="utf-8"))
-            groups = {str(g): int(n) for g, n in saved["groups"].items()}
-            tables = {str(g): str(t) for g, t in saved["tables"].items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        path, saved = Path(workdir) / _LANCE, read_manifest(workdir, units, "tables")
+        if saved is None or not path.is_dir():
             return False
-        if groups != {g: len(m) for g, m in units_by_group(units).items()} or not path.is_dir():
-            return False
+        groups, tables = saved
         try:
             self._open(embedder, path, tables)
             if any(self._memory(g)._storage.count() != n for g, n in groups.items()):

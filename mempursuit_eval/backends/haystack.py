@@ -25,18 +25,17 @@ Needs the ``[haystack]`` extra.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+                                  pool_from_candidates, read_manifest, units_by_group,
+                                  write_manifest)
 
 __all__ = ["HaystackBackend"]
 
-_MANIFEST = "units.json"
 _STORE = "haystack_store.json"
 
 
@@ -104,8 +103,7 @@ class HaystackBackend:
                 if progress is not None:
                     progress(len(chunk))
         store.save_to_disk(str(path))
-        (Path(workdir) / _MANIFEST).write_text(json.dumps({"groups": self._groups}),
-                                               encoding="utf-8")
+        write_manifest(workdir, self._groups)
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
                       workdir: Path) -> bool:
@@ -113,14 +111,10 @@ class HaystackBackend:
         its files are missing, unreadable or hold other units)."""
         from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-        path, manifest = Path(workdir) / _STORE, Path(workdir) / _MANIFEST
-        try:
-            groups = {str(g): int(n) for g, n in
-                      json.loads(manifest.read_text(encoding="utf-8"))["groups"].items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        path, saved = Path(workdir) / _STORE, read_manifest(workdir, units)
+        if saved is None or not path.is_file():
             return False
-        if groups != {g: len(m) for g, m in units_by_group(units).items()} or not path.is_file():
-            return False
+        (groups,) = saved
         try:
             store = InMemoryDocumentStore.load_from_disk(str(path))
         except Exception:  # an unreadable file is rebuilt

@@ -27,18 +27,17 @@ Needs the ``[llamaindex]`` extra and ``llama-index-vector-stores-qdrant``.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+                                  pool_from_candidates, read_manifest, units_by_group,
+                                  write_manifest)
 
 __all__ = ["LlamaIndexBackend"]
 
-_MANIFEST = "units.json"
 
 
 def _harness_embedding(embedder: Embedder):
@@ -165,24 +164,17 @@ class LlamaIndexBackend:
                 self._store._title = None
                 if progress is not None:
                     progress(len(chunk))
-        (Path(workdir) / _MANIFEST).write_text(
-            json.dumps({"groups": self._groups, "nodes": self._uid_of}), encoding="utf-8")
+        write_manifest(workdir, self._groups, nodes=self._uid_of)
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
                       workdir: Path) -> bool:
         """Reopen a store that ``build`` wrote into ``workdir`` (True when reused; False, and
         nothing held open, when its files are missing, unreadable or hold other units)."""
-        path, manifest = Path(workdir) / "llamaindex_qdrant", Path(workdir) / _MANIFEST
-        try:
-            saved = json.loads(manifest.read_text(encoding="utf-8"))
-            groups = {str(g): int(n) for g, n in saved["groups"].items()}
-            uid_of = {str(n): str(u) for n, u in saved["nodes"].items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        path, saved = Path(workdir) / "llamaindex_qdrant", read_manifest(workdir, units, "nodes")
+        if saved is None or not path.is_dir():
             return False
-        want = {g: len(m) for g, m in units_by_group(units).items()}
-        if groups != want or set(uid_of.values()) != {u.uid for u in units}:
-            return False
-        if not path.is_dir():
+        groups, uid_of = saved
+        if set(uid_of.values()) != {u.uid for u in units}:
             return False
         self._open(embedder, path)
         try:
