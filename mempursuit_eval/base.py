@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import (Any, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar,
+                    runtime_checkable)
 
 import numpy as np
 
 __all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore", "checked_pool_size",
-           "group_entry", "pool_from_candidates", "read_manifest", "write_manifest",
+           "embedded_batches", "group_entry", "pool_from_candidates", "query_vector_for",
+           "read_manifest", "write_manifest",
            "DATASET_SIGNALS"]
 
 T = TypeVar("T")
@@ -37,6 +39,24 @@ def units_by_group(units: Sequence["MemoryUnit"], known: dict | None = None
         seen[unit.uid] = unit
         by_group.setdefault(unit.group, []).append(unit)
     return by_group
+
+
+def embedded_batches(members: Sequence["MemoryUnit"], embedder: "Embedder", batch_size: int,
+                     progress: Callable[[int], None] | None = None
+                     ) -> Iterator[tuple[list["MemoryUnit"], np.ndarray]]:
+    """``members`` in batches of ``batch_size``, each with its texts' vectors, shape (n, d)
+    float32; ``progress(n)`` once the caller has written a batch (when it asks for the next)."""
+    for start in range(0, len(members), batch_size):
+        chunk = list(members[start:start + batch_size])
+        yield chunk, np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
+        if progress is not None:
+            progress(len(chunk))
+
+
+def query_vector_for(embedder: "Embedder", query: str, given: Any = None) -> np.ndarray:
+    """The query vector the harness handed over (``given``), else ``query`` embedded; (d,)
+    float32."""
+    return np.asarray(embedder.encode([query])[0] if given is None else given, dtype=np.float32)
 
 
 #: The file a reusable store writes beside its own: what it holds, checked before reuse

@@ -29,9 +29,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, read_manifest, units_by_group,
-                                  write_manifest)
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
+                                  group_entry, pool_from_candidates, query_vector_for,
+                                  read_manifest, units_by_group, write_manifest)
 
 __all__ = ["AgnoBackend"]
 
@@ -114,15 +114,11 @@ class AgnoBackend:
             self._groups[group] = len(members)
             db = self._db(group)
             db.create()
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                vectors = np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
+            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
                 db.insert(f"mempursuit-eval-{group}", [
                     Document(content=u.text, embedding=v.tolist(),
                              meta_data={"uid": u.uid, **({"title": u.title} if u.title else {})})
                     for u, v in zip(chunk, vectors)])
-                if progress is not None:
-                    progress(len(chunk))
         write_manifest(workdir, self._groups, tables=self._tables)
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
@@ -148,8 +144,7 @@ class AgnoBackend:
         pool."""
         size = checked_pool_size(self._reranker is not None, size)
         group_entry(self._groups, group)
-        qv = (np.asarray(self._embedder.encode([query])[0] if query_vector is None
-                         else query_vector, dtype=np.float32))
+        qv = query_vector_for(self._embedder, query, query_vector)
         docs = self._db(group).search(query, limit=size)
         pool = self._reranker.candidate_pool(query, docs, qv.tolist())
         return pool_from_candidates(pool, [d.meta_data["uid"] for d in pool.items],

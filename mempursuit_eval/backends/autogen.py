@@ -26,8 +26,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, read_manifest, units_by_group,
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
+                                  group_entry, pool_from_candidates, read_manifest, units_by_group,
                                   write_manifest)
 
 __all__ = ["AutoGenBackend"]
@@ -112,16 +112,12 @@ class AutoGenBackend:
         for group, members in groups.items():
             self._groups[group] = len(members)
             collection = self._memories[group]._collection
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                vectors = np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
+            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
                 collection.add(
                     ids=[u.uid for u in chunk], documents=[u.text for u in chunk],
                     embeddings=list(vectors),
                     metadatas=[{"uid": u.uid, "mime_type": str(MemoryMimeType.TEXT),
                                 **({"title": u.title} if u.title else {})} for u in chunk])
-                if progress is not None:
-                    progress(len(chunk))
         write_manifest(workdir, self._groups, collections=collections)
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,

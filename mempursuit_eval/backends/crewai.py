@@ -32,9 +32,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, read_manifest, units_by_group,
-                                  write_manifest)
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
+                                  group_entry, pool_from_candidates, query_vector_for,
+                                  read_manifest, units_by_group, write_manifest)
 
 __all__ = ["CrewAIBackend"]
 
@@ -117,15 +117,11 @@ class CrewAIBackend:
         for group, members in groups.items():
             self._groups[group] = len(members)
             storage = self._memory(group)._storage
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                vectors = np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
+            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
                 storage.save([
                     MemoryRecord(content=u.text, embedding=v.tolist(), scope="/", categories=[],
                                  importance=0.5, metadata=_metadata(u))
                     for u, v in zip(chunk, vectors)])
-                if progress is not None:
-                    progress(len(chunk))
         write_manifest(workdir, self._groups, tables=self._tables)
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
@@ -151,8 +147,7 @@ class CrewAIBackend:
         pool."""
         size = checked_pool_size(self._embedder is not None, size)
         group_entry(self._groups, group)
-        qv = (np.asarray(self._embedder.encode([query])[0] if query_vector is None
-                         else query_vector, dtype=np.float32))
+        qv = query_vector_for(self._embedder, query, query_vector)
         pool = self._memory(group).candidate_pool(query, size, query_embedding=qv.tolist())
         return pool_from_candidates(pool, [r.metadata["uid"] for r, _ in pool.items],
                                     units=self._units, dataset_signals=self.dataset_signals)

@@ -30,9 +30,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, read_manifest, units_by_group,
-                                  write_manifest)
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
+                                  group_entry, pool_from_candidates, query_vector_for,
+                                  read_manifest, units_by_group, write_manifest)
 
 __all__ = ["HaystackBackend"]
 
@@ -92,16 +92,12 @@ class HaystackBackend:
         self._units = {u.uid: u for u in units}
         for group, members in units_by_group(units).items():
             self._groups[group] = len(members)
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                vectors = np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
+            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
                 store.write_documents([
                     Document(id=u.uid, content=u.text, embedding=v.tolist(),
                              meta={"session_id": group, **({"title": u.title} if u.title
                                                            else {})})
                     for u, v in zip(chunk, vectors)])
-                if progress is not None:
-                    progress(len(chunk))
         store.save_to_disk(str(path))
         write_manifest(workdir, self._groups)
 
@@ -133,8 +129,7 @@ class HaystackBackend:
 
         size = checked_pool_size(self._store is not None, size)
         group_entry(self._groups, group)
-        qv = (np.asarray(self._embedder.encode([query])[0] if query_vector is None
-                         else query_vector, dtype=np.float32))
+        qv = query_vector_for(self._embedder, query, query_vector)
         scope = {"field": "meta.session_id", "operator": "==", "value": group}
         retriever = InMemoryEmbeddingRetriever(self._store, top_k=size, return_embedding=True,
                                                filters=scope)

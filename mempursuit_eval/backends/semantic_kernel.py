@@ -26,8 +26,9 @@ from typing import Annotated, Any, Callable, Sequence
 import numpy as np
 from semantic_kernel.data.vector import VectorStoreField, vectorstoremodel
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
+                                  group_entry, pool_from_candidates, query_vector_for,
+                                  units_by_group)
 
 __all__ = ["EvalMemory", "SemanticKernelBackend"]
 
@@ -94,14 +95,10 @@ class SemanticKernelBackend:
             self._groups[group] = len(members)
             collection = InMemoryCollection(record_type=EvalMemory, definition=definition,
                                             collection_name=f"group_{i}")
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                vectors = np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
+            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
                 self._run(collection.upsert([
                     EvalMemory(key=u.uid, content=u.text, title=u.title, vector=v.tolist())
                     for u, v in zip(chunk, vectors)]))
-                if progress is not None:
-                    progress(len(chunk))
             # the adapter's pool function; policy="native": the harness applies the policies
             self._collections[group] = MemPursuitCollection(collection, policy="native",
                                                             strict=True, text_field="content")
@@ -112,8 +109,7 @@ class SemanticKernelBackend:
         pool."""
         size = checked_pool_size(self._embedder is not None, size)
         group_entry(self._groups, group)
-        qv = (np.asarray(self._embedder.encode([query])[0] if query_vector is None
-                         else query_vector, dtype=np.float32))
+        qv = query_vector_for(self._embedder, query, query_vector)
         pool = self._run(self._collections[group].candidate_pool(query, vector=qv.tolist(),
                                                                  size=size))
         return pool_from_candidates(pool, [r.record.key for r in pool.items], units=self._units,
