@@ -60,7 +60,8 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                     Reranker, TitleLookup, VectorResolver, metadata_signals,
-                                    native_scores, pool_signals, register_vector_reader)
+                                    native_scores, pool_signals, register_vector_reader,
+                                    vector_reader_for)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
 
@@ -383,15 +384,11 @@ def _store_ids(index: Any) -> Dict[str, Any]:
 
 
 def _has_async_reader(store: Any) -> bool:
-    """Whether the store's own ``aget_nodes`` reads asynchronously (an async client)."""
-    from llama_index.core.vector_stores.simple import SimpleVectorStore
-
-    if isinstance(store, SimpleVectorStore) or type(store).__name__ in (
-            "FaissVectorStore", "ChromaVectorStore"):
-        return False
-    if getattr(store, "_aclient", True) is None:  # e.g. Qdrant given only a sync client
-        return False
-    return True
+    """Whether the store is read through its own ``aget_nodes`` (an async client): its reader
+    is the generic ``get_nodes`` one (the in-memory, FAISS and Chroma stores have readers of
+    their own), and it holds an async client."""
+    return (vector_reader_for(store, "llamaindex") is _read_nodes
+            and getattr(store, "_aclient", True) is not None)  # e.g. Qdrant with a sync client
 
 
 def _by_id(ids: list, found: list) -> list:
