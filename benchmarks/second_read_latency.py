@@ -55,8 +55,11 @@ def main(argv=None) -> int:
                 for _ in range(args.repeats):  # a fresh pool each time: no signal cached
                     pool = store.pool(q.group, q.text, args.pool, query_vector=v)
                     t0 = time.perf_counter()
-                    sel.select(pool.query_vector, pool.vectors, k, native_scores=pool.native_scores,
-                               signals=pool.signals)
+                    follow_up(sel.select(pool.query_vector, pool.vectors, k,
+                                         native_scores=pool.native_scores, signals=pool.signals),
+                              pool.query_vector, pool.vectors, k,
+                              native_scores=pool.native_scores, signals=pool.signals,
+                              items=pool.uids)
                     best = min(best, time.perf_counter() - t0)
                 times[name].append(1e3 * best)
         base = float(np.median(times["follow=0"]))

@@ -2,41 +2,100 @@
 
 A pool of the ``P`` nearest passages often lacks the one a multi-hop question needs most: the
 song's passage is in the pool, its performer's is not (nothing in the question is near it), but
-the song's passage names her. Once the first picks are chosen, the titles they (and the
-question) name that no candidate carries are looked up in the store by title, through the
-framework's own filter, their stored vectors read back (nothing is embedded), and the policy
-chooses again over the larger pool (``centered-fusion``'s ``follow``).
+the song's passage names her. Once a policy has chosen, it may say what it would read next (a
+:class:`FollowRequest` on its :class:`~mempursuit_core.selectors.Selection`: the texts of its
+first picks and the question); it never reads a store itself. This module is the stage of the
+read path that does (:func:`follow_up`):
 
-A store offers the second read by handing the policy a :class:`TitleLookup` as the per-pool
-signal ``"title_lookup"``: the titles it holds (read once, and again when its ``version``
-changes) and a ``fetch`` that returns the candidates of a few titles as a :class:`Fetched`.
-Which titles a text names is decided here, over the store's own titles
-(:class:`~mempursuit_core.links.TitleLinks`: the title's phrase between word boundaries), so
-every store answers the same question: "these exact titles, please".
+1. the store-wide :class:`TitleIndex` (built once per store version, in the background when a
+   deadline is set) says which of the store's titles those texts name, less the titles the
+   pool already has;
+2. the read's :class:`TitleLookup` fetches their candidates through the framework's own filter,
+   **inside the caller's scope**, in one round trip, their stored vectors read back (nothing is
+   embedded);
+3. what comes back is checked (:meth:`TitleLookup.read`): only candidates of a title that was
+   asked for, none the pool already has, none twice, none outside the scope, at most the
+   limit, finite vectors of the pool's dimension;
+4. the policy chooses again over the pool and them (the request's ``then``).
+
+Whatever goes wrong (a store error, junk, a lookup slower than its deadline) gives the first
+read's order and one warning per store, never the framework's native order.
+
+Titles and texts are compared in one Unicode normal form (NFC), so a text naming "Café" names a
+title stored decomposed.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import dataclasses
+import functools
+import inspect
 import logging
+import threading
+import time
+import unicodedata
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
 from .links import TitleLinks
 from .signals import PoolSignals
+from .validation import checked_row_norms
 
-__all__ = ["Fetched", "TitleLookup", "extended_signals", "PER_POOL_SIGNALS"]
+__all__ = ["DEFAULT_FOLLOW_TIMEOUT", "Fetched", "FollowRequest", "TitleIndex", "TitleLookup",
+           "extended_signals", "follow_up", "nfc", "write_version", "PER_POOL_SIGNALS"]
 
 logger = logging.getLogger("mempursuit")
+
+#: Seconds the second read may take (building the store's title index, then the fetch) before
+#: the first read's order stands; a read option (``follow_timeout``).
+DEFAULT_FOLLOW_TIMEOUT = 0.5
 
 #: Signals that describe the pool as a whole (not one value per candidate): kept as they are
 #: when fetched candidates are added. ``"sparse"`` (a matrix over the pool's own vocabulary)
 #: cannot be extended and is left out of the larger pool.
 PER_POOL_SIGNALS = frozenset({"query_text", "query_sparse", "sparse_terms"})
 _DROPPED = frozenset({"sparse", "title_lookup"})
+
+# the threads that run lookups under a deadline (a store call cannot be interrupted: a late one
+# finishes in the background, and at most this many run at once)
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="mempursuit-read")
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C (the one form titles and texts are compared in)."""
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
+class _Late(Exception):
+    """The second read went past its deadline."""
+
+
+@dataclass(frozen=True)
+class FollowRequest:
+    """What a policy would read next (its :class:`~mempursuit_core.selectors.Selection`'s
+    ``follow``): the store's titles that ``said`` names, up to ``limit``, less ``exclude``.
+
+    Attributes
+    ----------
+    said : tuple of str
+        The texts followed: the first picks' texts, then the question.
+    exclude : frozenset of str
+        Titles the pool already has.
+    limit : int
+        How many candidates to fetch at most.
+    then : Selector
+        What chooses again over the pool and the fetched candidates.
+    """
+
+    said: tuple[str, ...]
+    exclude: frozenset
+    limit: int
+    then: Any
 
 
 @dataclass
@@ -65,70 +124,179 @@ class Fetched:
     def __len__(self) -> int:
         return len(self.items)
 
+    def rows(self, keep: Sequence[int]) -> "Fetched":
+        """The candidates at positions ``keep``, in that order (per-candidate signals too)."""
+        n, keep = len(self.items), list(keep)
+        signals = {key: (_take(value, keep) if _per_candidate(value, n) else value)
+                   for key, value in self.signals.items()}
+        return Fetched([self.items[i] for i in keep], np.asarray(self.vectors)[keep]
+                       if keep else np.asarray(self.vectors)[:0], signals,
+                       None if self.native_scores is None
+                       else np.asarray(self.native_scores, dtype=np.float64)[keep])
 
-class TitleLookup:
-    """A store's second read: which titles it holds, and their candidates fetched by title.
+
+def _per_candidate(value: Any, n: int) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.ndim >= 1 and value.shape[0] == n
+    return isinstance(value, (list, tuple)) and len(value) == n
+
+
+def _take(value: Any, keep: list[int]) -> Any:
+    return value[keep] if isinstance(value, np.ndarray) else [value[i] for i in keep]
+
+
+def write_version(store: Any, methods: Iterable[str]) -> Callable[[], int]:
+    """A counter of the writes made through ``store``'s own ``methods`` (wrapped once on the
+    instance, shared by every reader of that store): a title index rebuilt when it changes
+    follows a delete plus an add, or a title rewritten in place, at no cost per read.
+
+    Returns
+    -------
+    callable
+        ``version()``: how many calls of those methods have finished (0 where none could be
+        wrapped: the index then follows the store's count and its age only).
+    """
+    counter = getattr(store, "_mempursuit_writes", None)
+    if not isinstance(counter, list):
+        counter = [0]
+        try:
+            object.__setattr__(store, "_mempursuit_writes", counter)
+        except (AttributeError, TypeError):
+            return lambda: 0
+    for name in methods:
+        method = getattr(store, name, None)
+        if not callable(method) or getattr(method, "_mempursuit_counts", None) is counter:
+            continue
+        wrapped = _counting(method, counter)
+        try:
+            object.__setattr__(store, name, wrapped)
+        except (AttributeError, TypeError):
+            continue
+    return lambda: counter[0]
+
+
+def _counting(method: Callable, counter: list) -> Callable:
+    if inspect.iscoroutinefunction(method):
+        @functools.wraps(method)
+        async def awrapped(*args, **kwargs):
+            try:
+                return await method(*args, **kwargs)
+            finally:
+                counter[0] += 1
+        wrapped: Any = awrapped
+    else:
+        @functools.wraps(method)
+        def wrapped(*args, **kwargs):
+            try:
+                return method(*args, **kwargs)
+            finally:
+                counter[0] += 1
+    wrapped._mempursuit_counts = counter
+    return wrapped
+
+
+@dataclass
+class _Built:
+    raw: list[str]
+    links: TitleLinks
+    seen: Any
+    at: float
+
+
+class TitleIndex:
+    """A store's titles, indexed to find which ones a text names: built once per store
+    version and shared by every read of that store (and scope).
 
     Parameters
     ----------
     titles : callable
-        ``titles()``: every title the store holds (an iterable of str; repeats and None are
-        ignored). Called once, and again whenever ``version()`` changes.
-    fetch : callable
-        ``fetch(titles, limit)``: the store's candidates whose title is one of ``titles`` (a
-        list of exact titles as ``titles()`` gave them), at most ``limit``, as a
-        :class:`Fetched`; one round trip.
+        ``titles()``: every title the store (within the scope) holds: an iterable of str;
+        repeats and None are ignored. Called again whenever ``version()`` changes.
     version : callable, optional
-        ``version()``: anything that changes when the store's contents do (a count); without
-        it the titles are read once.
+        ``version()``: anything that changes when the store's contents do, cheap (a count plus
+        :func:`write_version`); without it the titles are read once (and after ``max_age``).
+    max_age : float or None
+        Seconds after which the titles are read again even with an unchanged version (writers
+        the version cannot see: another process); None: never.
     framework : str
-        Named in the warning when a lookup fails.
+        Named in the warnings.
     """
 
-    def __init__(self, titles: Callable[[], Iterable[Any]],
-                 fetch: Callable[[list[str], int], Fetched], *,
-                 version: Callable[[], Any] | None = None, framework: str = "the store"):
-        self._titles, self._fetch, self._version = titles, fetch, version
+    def __init__(self, titles: Callable[[], Iterable[Any]], *,
+                 version: Callable[[], Any] | None = None, max_age: float | None = 300.0,
+                 framework: str = "the store"):
+        self._titles, self._version, self.max_age = titles, version, max_age
         self.framework = framework
-        self._index: TitleLinks | None = None
-        self._raw: list[str] = []
-        self._seen: Any = object()
-        self._owner = self  # who keeps the index (shared by with_fetch copies)
-        self.warned = False
+        self._built: _Built | None = None
+        self._stale = False
+        self._building: concurrent.futures.Future | None = None
+        self._lock = threading.Lock()
+        self.warned: set[str] = set()
+        self.builds = 0
 
-    def with_fetch(self, fetch: Callable[[list[str], int], Fetched]) -> "TitleLookup":
-        """The same store's titles (one index, shared) with another ``fetch``: a read path that
-        fetches for one query (its scores, its signals) builds one of these per read."""
-        other = TitleLookup(self._titles, fetch, version=self._version,
-                            framework=self.framework)
-        other._owner = self._owner
-        return other
+    def invalidate(self) -> None:
+        """Read the titles again at the next read (titles named by the index came back
+        empty: the store changed where the version cannot see); at most once a second."""
+        built = self._built
+        if built is not None and time.monotonic() - built.at > 1.0:
+            self._stale = True
 
-    def index(self) -> TitleLinks:
-        """The store's titles indexed (rebuilt when ``version()`` changes)."""
-        owner = self._owner
-        seen = owner._version() if owner._version is not None else None
-        if owner._index is None or seen != owner._seen:
-            raw = list(dict.fromkeys(t for t in owner._titles() if isinstance(t, str) and t))
-            owner._raw, owner._index, owner._seen = raw, TitleLinks(raw), seen
-        return owner._index
+    def _seen(self) -> Any:
+        return self._version() if self._version is not None else None
 
-    def named(self, texts: Sequence[str], exclude: Iterable[Any] = (), limit: int | None = None
-              ) -> list[str]:
+    def _fresh(self, built: _Built | None, seen: Any) -> bool:
+        return (built is not None and not self._stale and built.seen == seen
+                and (self.max_age is None or time.monotonic() - built.at < self.max_age))
+
+    def _build(self, seen: Any) -> _Built:
+        raw = list(dict.fromkeys(nfc(t) for t in self._titles() if isinstance(t, str) and t))
+        built = _Built(raw, TitleLinks(raw), seen, time.monotonic())
+        self._built, self.builds = built, self.builds + 1
+        return built
+
+    def current(self, timeout: float | None = None) -> _Built:
+        """The index for the store as it is now, rebuilt when its version (or age) says so.
+
+        With ``timeout``, a rebuild runs in the background and is waited for ``timeout``
+        seconds: past it, the index as last built stands (or :class:`_Late` is raised when
+        there is none yet), and the rebuild finishes for a later read.
+        """
+        seen = self._seen()
+        built = self._built
+        if self._fresh(built, seen):
+            return built
+        with self._lock:
+            self._stale = False
+            if timeout is None:
+                return self._build(seen)
+            if self._building is None or self._building.done():
+                self._building = _POOL.submit(self._build, seen)
+            building = self._building
+        try:
+            return building.result(timeout=max(timeout, 0.0))
+        except concurrent.futures.TimeoutError:
+            if built is not None:
+                return built
+            raise _Late(f"reading the titles of {self.framework} took longer than "
+                        f"{timeout:.3g} s (the second read starts once they are read)") from None
+
+    def named(self, texts: Sequence[str], exclude: Iterable[Any] = (), limit: int | None = None,
+              timeout: float | None = None) -> list[str]:
         """The store's titles that ``texts`` name, without ``exclude`` (the titles the pool
         already has): each text's first name, then each text's second, ... (within a text,
         longer phrases first), so that every text is followed before any text twice.
 
         Returns
         -------
-        list of str, at most ``limit``
+        list of str, at most ``limit``, in NFC
         """
-        index = self.index()
-        raw = self._owner._raw
-        skip = {t for t in exclude if isinstance(t, str)}
+        built = self.current(timeout)
+        index, raw = built.links, built.raw
+        skip = {nfc(t) for t in exclude if isinstance(t, str)}
         queues = []
         for text in texts:
-            found = sorted(index.named(text), key=lambda j: (-len(index.phrases[j]), j))
+            found = sorted(index.named(nfc(str(text))),
+                           key=lambda j: (-len(index.phrases[j]), j))
             queues.append([raw[j] for j in found if raw[j] not in skip])
         out: dict[str, None] = {}
         for turn in range(max(map(len, queues), default=0)):
@@ -139,23 +307,215 @@ class TitleLookup:
                         return list(out)
         return list(out)
 
-    def fetch(self, titles: list[str], limit: int) -> Fetched:
-        """The candidates of ``titles`` (at most ``limit``), checked."""
-        found = self._fetch(list(titles), int(limit))
+    def warn(self, kind: str, message: str) -> None:
+        """One RuntimeWarning per store and kind of failure."""
+        if kind not in self.warned:
+            self.warned.add(kind)
+            warnings.warn(f"mempursuit: {message}", RuntimeWarning, stacklevel=5)
+
+
+class TitleLookup:
+    """One read's second read: the store's :class:`TitleIndex` and a fetch inside the read's
+    scope (the per-pool signal ``"title_lookup"`` an adapter hands over).
+
+    Parameters
+    ----------
+    index : TitleIndex
+        The store's titles (within the same scope as ``fetch``).
+    fetch : callable
+        ``fetch(titles, limit)``: the store's candidates whose title is one of ``titles``
+        (exact titles as the index gave them), within the caller's scope, as a
+        :class:`Fetched` with a ``"titles"`` signal; one round trip.
+    key : callable, optional
+        ``key(item)``: an item's identity in the store (a document id), to drop fetched
+        candidates the pool already has; default the item itself where it is hashable.
+    in_scope : callable, optional
+        ``in_scope(item)``: False for an item outside the caller's scope (a store that ignored
+        the filter); such items are dropped.
+    timeout : float or None
+        Seconds for the index and the fetch together (:data:`DEFAULT_FOLLOW_TIMEOUT`); None
+        waits as long as the store takes.
+    """
+
+    def __init__(self, index: TitleIndex, fetch: Callable[[list[str], int], Fetched], *,
+                 key: Callable[[Any], Hashable] | None = None,
+                 in_scope: Callable[[Any], bool] | None = None,
+                 timeout: float | None = DEFAULT_FOLLOW_TIMEOUT):
+        if not isinstance(index, TitleIndex):
+            raise TypeError(f"TitleLookup takes a TitleIndex, got {type(index).__name__}")
+        self.index, self._fetch = index, fetch
+        self.key, self.in_scope, self.timeout = key, in_scope, timeout
+
+    @property
+    def framework(self) -> str:
+        return self.index.framework
+
+    def with_fetch(self, fetch: Callable[[list[str], int], Fetched]) -> "TitleLookup":
+        """The same index, key, scope check and deadline with another ``fetch``."""
+        return TitleLookup(self.index, fetch, key=self.key, in_scope=self.in_scope,
+                           timeout=self.timeout)
+
+    def mapped(self, to: Callable[[Any], Any], *, timeout: Any = "same") -> "TitleLookup":
+        """The same second read whose fetched items are ``to(item)`` (the evaluation harness's
+        unit ids), checked against the scope before they are mapped; ``timeout`` replaces the
+        deadline when given."""
+        def fetch(titles: list[str], limit: int) -> Fetched:
+            found = self._fetch(titles, limit)
+            if not isinstance(found, Fetched):
+                raise TypeError(f"a title lookup must return Fetched, got "
+                                f"{type(found).__name__}")
+            if self.in_scope is not None:
+                found = found.rows([i for i, x in enumerate(found.items) if self.in_scope(x)])
+            return dataclasses.replace(found, items=[to(x) for x in found.items])
+        return TitleLookup(self.index, fetch,
+                           timeout=self.timeout if timeout == "same" else timeout)
+
+    def _id(self, item: Any) -> Hashable:
+        key = self.key(item) if self.key is not None else item
+        try:
+            hash(key)
+        except TypeError:
+            return id(item)
+        return key
+
+    def read(self, request: FollowRequest, pool_items: Sequence[Any] | None, dim: int
+             ) -> tuple[list[str], Fetched]:
+        """The titles ``request`` names and their candidates, checked.
+
+        Raises
+        ------
+        Exception
+            Whatever the store raised, ``_Late`` past the deadline, ValueError for junk (rows
+            of another dimension, non-finite or zero vectors, signals of another length).
+        """
+        start = time.monotonic()
+        left = (lambda: None) if self.timeout is None else (
+            lambda: self.timeout - (time.monotonic() - start))
+        names = self.index.named(request.said, exclude=request.exclude, limit=request.limit,
+                                 timeout=left())
+        if not names:
+            return names, Fetched([], np.zeros((0, dim)))
+        if self.timeout is None:
+            found = self._fetch(list(names), request.limit)
+        else:
+            future = _POOL.submit(self._fetch, list(names), request.limit)
+            try:
+                found = future.result(timeout=max(left(), 0.0))
+            except concurrent.futures.TimeoutError:
+                raise _Late(f"the fetch took longer than {self.timeout:.3g} s") from None
+        return names, self._checked(found, names, request.limit, pool_items, dim)
+
+    def _checked(self, found: Any, names: list[str], limit: int,
+                 pool_items: Sequence[Any] | None, dim: int) -> Fetched:
         if not isinstance(found, Fetched):
             raise TypeError(f"a title lookup must return Fetched, got {type(found).__name__}")
-        found.items = list(found.items)[:limit]
-        found.vectors = np.asarray(found.vectors)[:limit]
-        return found
+        n = len(found.items)
+        vectors = np.asarray(found.vectors, dtype=np.float64)
+        if n and vectors.shape != (n, dim):
+            raise ValueError(f"the fetched vectors have shape {vectors.shape} for {n} "
+                             f"candidates of a pool of {dim}-d vectors")
+        for key, value in found.signals.items():
+            if key not in PER_POOL_SIGNALS and not _per_candidate(value, n):
+                raise ValueError(f"the fetched signal {key!r} has "
+                                 f"{len(value) if hasattr(value, '__len__') else '?'} entries "
+                                 f"for {n} candidates")
+        titles = found.signals.get("titles")
+        if n and titles is None:
+            raise ValueError("the fetched candidates carry no 'titles' signal")
+        asked = set(names)
+        seen = {self._id(x) for x in pool_items} if pool_items is not None else set()
+        keep = []
+        for i, item in enumerate(found.items):
+            title = titles[i]
+            ident = self._id(item)
+            if (not isinstance(title, str) or nfc(title) not in asked or ident in seen
+                    or (self.in_scope is not None and not self.in_scope(item))):
+                continue
+            seen.add(ident)
+            keep.append(i)
+            if len(keep) == limit:
+                break
+        out = found.rows(keep)
+        if len(out):
+            checked_row_norms(np.asarray(out.vectors, dtype=np.float64))
+        if n == 0:
+            self.index.invalidate()  # titles the index named that the store no longer has
+        return out
 
     def warn(self, exc: BaseException) -> None:
-        """One warning per store: the second read failed and the first read's order stands."""
-        if not self._owner.warned:
-            self._owner.warned = True
-            warnings.warn(f"mempursuit: the second read through {self.framework} failed "
-                          f"({type(exc).__name__}: {exc}); the first read's order is used",
-                          RuntimeWarning, stacklevel=4)
+        """One warning per store and kind: the second read failed and the first read's order
+        stands."""
+        if isinstance(exc, _Late):
+            self.index.warn("late", f"the second read through {self.framework} was slower than "
+                            f"its deadline ({exc}); the first read's order is used (raise "
+                            "follow_timeout= to wait longer)")
+        else:
+            self.index.warn(type(exc).__name__,
+                            f"the second read through {self.framework} failed "
+                            f"({type(exc).__name__}: {exc}); the first read's order is used")
         logger.debug("second read failed", exc_info=exc)
+
+
+def follow_up(first: Any, query: np.ndarray, candidates: np.ndarray, k: int, *,
+              native_scores: np.ndarray | None = None, signals: Mapping | None = None,
+              items: Sequence[Any] | None = None) -> Any:
+    """The second read of one selection: the stage between the policy's first choice and the
+    read's answer.
+
+    Parameters
+    ----------
+    first : Selection
+        The policy's choice over the pool; its ``follow`` (a :class:`FollowRequest`, or None)
+        says what it would read next.
+    query : ndarray, shape (d,)
+    candidates : ndarray, shape (P, d)
+    k : int
+    native_scores : ndarray, shape (P,), optional
+    signals : mapping, optional
+        The pool's signals; the read's :class:`TitleLookup` is ``signals["title_lookup"]``.
+    items : sequence, length P, optional
+        The pool's items (fetched candidates the pool already has are dropped).
+
+    Returns
+    -------
+    Selection
+        ``first`` when there is nothing to read, nothing came back or anything failed (one
+        warning); else the policy's choice over the pool followed by the fetched candidates
+        (``extra``, positions ``P`` onwards), ``info["reorder"]["follow"]`` saying what was
+        read (``{"named", "fetched", "ms"}``).
+    """
+    request = getattr(first, "follow", None)
+    if request is None or signals is None or "title_lookup" not in signals:
+        return first
+    lookup = signals["title_lookup"]
+    if not isinstance(lookup, TitleLookup):
+        return first
+    t0 = time.perf_counter()
+    M = np.asarray(candidates)
+    P = M.shape[0]
+    try:
+        names, fetched = lookup.read(request, items, M.shape[1])
+        if not len(fetched):
+            return first
+        scores = None
+        if native_scores is not None:
+            scores = np.asarray(native_scores, dtype=np.float64)
+            more = fetched.native_scores
+            if more is None:  # below every candidate of the first read
+                low = float(scores.min()) if scores.size else 0.0
+                more = low - 1.0 - np.arange(len(fetched), dtype=np.float64)
+            scores = np.concatenate([scores, np.asarray(more, dtype=np.float64)])
+        second = request.then.select(
+            query, np.concatenate([M, np.asarray(fetched.vectors, dtype=M.dtype)]), k,
+            native_scores=scores, signals=extended_signals(signals, P, fetched))
+    except Exception as exc:  # noqa: BLE001 - any failure: the first read's order
+        lookup.warn(exc)
+        return first
+    info = dict(second.info)
+    info["reorder"] = {**info.get("reorder", {}),
+                       "follow": {"named": len(names), "fetched": len(fetched),
+                                  "ms": 1000 * (time.perf_counter() - t0)}}
+    return dataclasses.replace(second, info=info, extra=fetched, follow=None)
 
 
 def extended_signals(signals: Mapping, P: int, fetched: Fetched) -> PoolSignals:

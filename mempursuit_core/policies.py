@@ -13,9 +13,9 @@ It takes the pool in native order; it needs no LLM and no training.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
@@ -25,7 +25,7 @@ import numpy as np
 from .aspects import (ASKER_ROLES, _aspects, about_asker, asks_for_several, aspect_terms,
                       named_speakers)
 from .dates import match_spans, query_dates
-from .follow import Fetched, extended_signals
+from .follow import FollowRequest
 from .lexical import pool_bm25, pool_bm25_parts
 from .links import TitleLinks
 from .pursuit import rank_prior, select
@@ -391,10 +391,11 @@ class CenteredFusion(PoolSelector):
     follow : int, default 2
         The second read (:mod:`mempursuit_core.follow`): once the first ``follow_from`` picks
         are chosen, up to ``follow`` titles that they and the question name but no candidate
-        carries are fetched from the store by title (one round trip, through the
-        ``"title_lookup"`` signal an adapter hands over), and the policy chooses again over the
-        pool and them. 0, a pool without titles or a store without a lookup: no second read; a
-        lookup that fails gives the first read's order and one warning.
+        carries are fetched from the store by title, and the policy chooses again over the
+        pool and them. The policy only asks (its selection's ``follow``); the read path's
+        stage reads the store (:func:`mempursuit_core.follow.follow_up`). 0, a pool without
+        titles or a store that cannot read by title: no second read; a read that fails or is
+        late gives the first read's order and one warning.
     follow_from : int, default 3
         How many of the first read's picks the second read follows.
     gamma : float, default 0
@@ -557,55 +558,36 @@ class CenteredFusion(PoolSelector):
         score, fired = self._fuse(cen.rel, ctx)
         # the picks the second read follows do not depend on k (nested orders stay nested)
         order, steps = self._reorder(score, ctx, max(k, self.follow_from) if self.follow else k)
-        extra = self._second_read(ctx, order) if self.follow > 0 else None
-        if extra is not None:
-            fetched, note = extra
-            M = np.concatenate([M, np.asarray(fetched.vectors, dtype=M.dtype)])
-            ctx = self._context(q, M, extended_signals(signals, ctx.P, fetched))
-            cen = centred_relevance(q, M)
-            score, fired = self._fuse(cen.rel, ctx)
-            order, steps = self._reorder(score, ctx, k)
-            steps["follow"] = note
+        request = self._follow_request(ctx, order) if self.follow > 0 else None
         info = {"lexical": ctx.notes.get("lexical", "none"), "channels": fired,
                 "reorder": steps}
-        fetched = extra[0] if extra is not None else None
         if self.gamma == 0 or cen.qn2 <= 1e-12 or not cen.ok.any():
-            return Selection(order=order[:k].astype(np.intp), info=info, extra=fetched)
+            return Selection(order=order[:k].astype(np.intp), info=info, follow=request)
         chosen = self._continue(q, cen, order, k, info)
-        return dataclasses.replace(chosen, extra=fetched) if fetched is not None else chosen
+        return dataclasses.replace(chosen, follow=request) if request is not None else chosen
 
-    def _second_read(self, ctx: PoolContext, order: np.ndarray
-                     ) -> tuple[Fetched, dict] | None:
-        """The candidates of the titles the first picks and the question name that the pool
-        lacks (at most ``follow``), and ``{"named", "fetched", "ms"}``; None when there is
-        nothing to read or the lookup failed (one warning)."""
-        lookup = ctx.signals.get("title_lookup") if "title_lookup" in ctx.signals else None
-        titles = ctx.values("titles") if lookup is not None else None
-        texts = ctx.values("texts") if titles is not None else None
-        if texts is None:
+    def _follow_request(self, ctx: PoolContext, order: np.ndarray) -> FollowRequest | None:
+        """What the second read would follow: the titles the first ``follow_from`` picks and
+        the question name that the pool lacks (read by the read path's stage,
+        :func:`mempursuit_core.follow.follow_up`); None without titles and texts."""
+        if "titles" not in ctx.signals or "texts" not in ctx.signals:
             return None
-        t0 = time.perf_counter()
-        try:
-            said = [str(texts[i]) for i in order[:self.follow_from]]
-            if ctx.text:
-                said.append(ctx.text)
-            names = lookup.named(said, exclude=titles, limit=self.follow)
-            if not names:
-                return None
-            fetched = lookup.fetch(names, self.follow)
-            if len(fetched) == 0:
-                return None
-            d = ctx.candidates.shape[1]
-            vectors = np.asarray(fetched.vectors, dtype=np.float64)
-            if vectors.shape != (len(fetched), d):
-                raise ValueError(f"the fetched vectors have shape {vectors.shape} for a pool of "
-                                 f"{d}-d vectors")
-            checked_row_norms(vectors)  # a zero or non-finite row: the first read's order
-        except Exception as exc:  # noqa: BLE001 - any failure: the first read's order
-            lookup.warn(exc)
-            return None
-        return fetched, {"named": len(names), "fetched": len(fetched),
-                         "ms": 1000 * (time.perf_counter() - t0)}
+        texts = ctx.values("texts")
+        said = [str(texts[i]) for i in order[:self.follow_from]]
+        if ctx.text:
+            said.append(ctx.text)
+        titles = ctx.values("titles")
+        return FollowRequest(tuple(said), frozenset(t for t in titles if isinstance(t, str)),
+                             self.follow, self._then())
+
+    def _then(self) -> "CenteredFusion":
+        """This policy without the second read: what chooses again over the larger pool."""
+        then = getattr(self, "_without_follow", None)
+        if then is None:
+            then = copy.copy(self)
+            then.follow = 0
+            self._without_follow = then
+        return then
 
     def _continue(self, q, cen: Centred, order: np.ndarray, k: int, info: dict) -> Selection:
         """``experimental/pursuit-rank`` on the centred features, the fused order as native."""

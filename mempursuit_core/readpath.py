@@ -119,7 +119,9 @@ class CandidatePool(Generic[T]):
         return dataclasses.replace(self, signals=signals)
 
     def select(self, selector: Any, k: int) -> "PoolSelection[T]":
-        """The policy's ``k`` items from this pool, checked (:func:`checked_order`).
+        """The policy's ``k`` items from this pool, checked (:func:`checked_order`): the read's
+        stages, choose, then the second read where the policy asks for one and the pool has a
+        lookup (:func:`mempursuit_core.follow.follow_up`).
 
         Parameters
         ----------
@@ -132,10 +134,15 @@ class CandidatePool(Generic[T]):
         -------
         PoolSelection
         """
+        from .follow import follow_up
+
         if not self.items:
             return PoolSelection([], np.empty(0, dtype=np.intp), None, self)
         selection = selector.select(self.query_vector, self.vectors, k,
                                     native_scores=self.native_scores, signals=self.signals)
+        selection = follow_up(selection, self.query_vector, self.vectors, k,
+                              native_scores=self.native_scores, signals=self.signals,
+                              items=self.items)
         extra = getattr(selection, "extra", None)
         pool = self if extra is None else self.followed(extra)
         order = checked_order(selection, k, len(pool.items), selector)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .follow import Fetched, FollowRequest
 from .pursuit import PursuitOptions, select, select_batch
 from .validation import check_native_scores, check_pool, check_signals, unit_rows
 
@@ -42,15 +43,19 @@ class Selection:
     info : dict
         Policy-specific diagnostics (losses, gaps, ...).
     extra : Fetched or None
-        Candidates a second read added (:mod:`mempursuit_core.follow`): positions ``P`` to
-        ``P + len(extra) - 1`` of ``order`` are ``extra``'s rows, in its order.
+        Candidates a second read added (:func:`mempursuit_core.follow.follow_up`): positions
+        ``P`` to ``P + len(extra) - 1`` of ``order`` are ``extra``'s rows, in its order.
+    follow : FollowRequest or None
+        What the policy would read next (the titles its first picks name), for the read
+        path's second-read stage; the policy itself never reads a store.
     """
 
     order: np.ndarray
     weights: np.ndarray | None = None
     stopped: str | None = None
     info: dict = field(default_factory=dict)
-    extra: Any = None
+    extra: Fetched | None = None
+    follow: FollowRequest | None = None
 
 
 class Selector:

@@ -202,15 +202,13 @@ def pool_from_candidates(pool: Any, uids: Sequence[str], *,
 
 
 def _harness_lookup(lookup: Any, uid_of: Callable[[Any], str] | None) -> Any:
-    """An adapter's title lookup whose fetched items are harness unit ids."""
-    import dataclasses
-
-    def fetch(titles: list[str], limit: int):
+    """An adapter's title lookup whose fetched items are harness unit ids, with no deadline
+    (a run's numbers do not depend on the machine's load)."""
+    def unit(item: Any) -> str:
         if uid_of is None:
             raise RuntimeError("this backend does not map fetched items to units")
-        found = lookup.fetch(titles, limit)
-        return dataclasses.replace(found, items=[uid_of(x) for x in found.items])
-    return lookup.with_fetch(fetch)
+        return uid_of(item)
+    return lookup.mapped(unit, timeout=None)
 
 
 @runtime_checkable

@@ -423,9 +423,18 @@ def _check_order(order: Any, P: int, k: int, policy: str, qid: str) -> np.ndarra
 
 
 def _select(selector, pools: Sequence[Pool], k: int):
-    return selector.select_batch([p.query_vector for p in pools], [p.vectors for p in pools], k,
-                                 native_scores=[p.native_scores for p in pools],
-                                 signals=[p.signals for p in pools])
+    """Each pool's selection, then its second read (the read path's stage)."""
+    from mempursuit_core.follow import follow_up
+
+    res = selector.select_batch([p.query_vector for p in pools], [p.vectors for p in pools], k,
+                                native_scores=[p.native_scores for p in pools],
+                                signals=[p.signals for p in pools])
+    return [follow_up(r, p.query_vector, p.vectors, k, native_scores=p.native_scores,
+                      signals=p.signals, items=p.uids) for r, p in zip(res, pools)]
+
+
+def _select_one(selector, p: Pool, k: int):
+    return _select(selector, [p], k)[0]
 
 
 def apply_policies(selectors: Mapping[str, Any], pools: Sequence[Pool], ks: Sequence[int], *,
@@ -593,15 +602,13 @@ def _latency(selector, pools: Sequence[Pool], k: int, repeats: int = 1) -> dict:
     if not pools:
         return {"median": math.nan, "p95": math.nan, "n": 0}
     p0 = pools[0]
-    selector.select(p0.query_vector, p0.vectors, k, native_scores=p0.native_scores,
-                    signals=p0.signals)  # warm-up (compilation, caches)
+    _select_one(selector, p0, k)  # warm-up (compilation, caches)
     times = []
     for p in pools:
         best = math.inf
         for _ in range(repeats):
             t = time.perf_counter()
-            selector.select(p.query_vector, p.vectors, k, native_scores=p.native_scores,
-                            signals=p.signals)
+            _select_one(selector, p, k)
             best = min(best, time.perf_counter() - t)
         times.append(best * 1e3)
     arr = np.asarray(times)

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_core.follow import Fetched, TitleLookup
+from mempursuit_core.follow import Fetched, TitleIndex, TitleLookup
 from mempursuit_core.signals import PoolSignals, minmax
 from .base import Embedder, MemoryUnit, Pool, checked_pool_size, group_entry
 from .cache import encode_with_progress
@@ -47,7 +47,7 @@ class _Group:
         # each unit's title, or None when no unit of the group has one (no ``titles`` signal)
         self.titles = titles if titles is not None and any(t is not None for t in titles) else None
         self.lexical: LexicalIndex | None = None
-        self.lookup: TitleLookup | None = None  # the second read's title index, built on use
+        self.lookup: TitleIndex | None = None  # the second read's title index, built on use
         self.by_title: dict[str, list[int]] | None = None
 
 
@@ -154,7 +154,7 @@ class PlainStore:
         this query's scores and signals."""
         if g.lookup is None:
             titles = g.titles
-            g.lookup = TitleLookup(lambda: titles, None, framework="the plain store")
+            g.lookup = TitleIndex(lambda: titles, max_age=None, framework="the plain store")
             g.by_title = {}
             for i, t in enumerate(titles):
                 if t is not None:
@@ -167,7 +167,7 @@ class PlainStore:
             order = np.asarray(rows, dtype=np.int64)
             return Fetched([g.uids[i] for i in rows], g.vectors[order],
                            self._signals(g, order, query, dense, bm25_all, units), scores[order])
-        return g.lookup.with_fetch(fetch)
+        return TitleLookup(g.lookup, fetch, timeout=None)
 
     def _signals(self, g: _Group, order: np.ndarray, query: str, dense: np.ndarray,
                  bm25_all: np.ndarray | None, units: list | None = None) -> PoolSignals:

@@ -249,7 +249,10 @@ def fixture_orders() -> dict:
 
 def document_orders() -> dict:
     """``{"hashes": {key: digest}, "orders": {key: [...]}}`` on the titled document fixtures:
-    each selection's order and, after a ``|``, the unit ids its second read fetched."""
+    each selection's order and, after a ``|``, the unit ids its second read fetched (the read
+    path's stages: the policy's choice, then :func:`~mempursuit_core.follow.follow_up`)."""
+    from mempursuit_core.follow import follow_up
+
     out: dict = {"hashes": {}, "orders": {}}
     for name, dataset, path in DOCUMENTS:
         for native in NATIVE:
@@ -259,8 +262,11 @@ def document_orders() -> dict:
                     for k in DOCUMENT_KS:
                         got = []
                         for p in pools:
-                            chosen = sel.select(p.query_vector, p.vectors, k,
-                                                native_scores=p.native_scores, signals=p.signals)
+                            chosen = follow_up(
+                                sel.select(p.query_vector, p.vectors, k,
+                                           native_scores=p.native_scores, signals=p.signals),
+                                p.query_vector, p.vectors, k, native_scores=p.native_scores,
+                                signals=p.signals, items=p.uids)
                             extra = chosen.extra.items if chosen.extra is not None else []
                             got.append(" ".join(map(str, chosen.order.tolist())) + " | "
                                        + "; ".join(extra))

@@ -1,15 +1,20 @@
 """The second read (mempursuit_core.follow, centered-fusion's ``follow``): the titles the first
-picks and the question name that the pool lacks are fetched from the store by title."""
+picks and the question name that the pool lacks are fetched from the store by title, by the
+read path's stage (the policy only asks)."""
 
 from __future__ import annotations
 
+import threading
+import time
+import unicodedata
 import warnings
 
 import numpy as np
 import pytest
 
 from mempursuit_core import get_selector
-from mempursuit_core.follow import Fetched, TitleLookup, extended_signals
+from mempursuit_core.follow import (Fetched, TitleIndex, TitleLookup, extended_signals, follow_up,
+                                    write_version)
 from mempursuit_core.readpath import CandidatePool
 
 D = 16
@@ -44,7 +49,7 @@ def _pool(rows, V, q, P, lookup=None, calls=None):
     return order, signals
 
 
-def _lookup(rows, V, calls=None, fail=None):
+def _lookup(rows, V, calls=None, fail=None, **options):
     by_title = {t: i for i, (t, _) in enumerate(rows)}
 
     def fetch(titles, limit):
@@ -55,20 +60,42 @@ def _lookup(rows, V, calls=None, fail=None):
         at = [by_title[t] for t in titles if t in by_title][:limit]
         return Fetched([rows[i][0] for i in at], V[at],
                        {"texts": [rows[i][1] for i in at], "titles": [rows[i][0] for i in at]})
-    return TitleLookup(lambda: [t for t, _ in rows], fetch, framework="the test store")
+    options.setdefault("timeout", None)
+    return TitleLookup(TitleIndex(lambda: [t for t, _ in rows], framework="the test store"),
+                       fetch, **options)
+
+
+def _read(sel, q, M, k, signals, items=None):
+    """The read path's stages: the policy's choice, then the second read."""
+    return follow_up(sel.select(q, M, k, signals=signals), q, M, k, signals=signals,
+                     items=items)
+
+
+def _fetching(rows, V, pick):
+    """A fetch that returns ``pick(titles, limit)``'s rows of the store (any rows, any count)."""
+    def fetch(titles, limit):
+        at = list(pick(titles, limit))
+        return Fetched([rows[i][0] for i in at], V[at],
+                       {"texts": [rows[i][1] for i in at], "titles": [rows[i][0] for i in at]})
+    return fetch
 
 
 def test_the_second_read_brings_in_what_the_first_pick_names(rng):
     rows, V, q = _store(rng)
     calls = []
     order, signals = _pool(rows, V, q, 8, _lookup(rows, V, calls))
-    got = get_selector("centered-fusion").select(q, V[order], 3, signals=signals)
+    sel = get_selector("centered-fusion")
+    first = sel.select(q, V[order], 3, signals=signals)
+    assert calls == [] and first.extra is None  # the policy asks; it never reads the store
+    assert first.follow is not None and first.follow.limit == 2
+    got = follow_up(first, q, V[order], 3, signals=signals)
     assert got.extra is not None and got.extra.items == ["Aretha Franklin"]
     assert len(order) in got.order[:2]  # the fetched performer, numbered after the pool
     assert calls == [["Aretha Franklin"]]  # one round trip, only what the pool lacks
-    assert got.info["reorder"]["follow"]["fetched"] == 1
-    without = get_selector("centered-fusion", follow=0).select(q, V[order], 3, signals=signals)
-    assert without.extra is None and without.order.max() < len(order)
+    assert got.info["reorder"]["follow"]["fetched"] == 1 and got.follow is None
+    without = _read(get_selector("centered-fusion", follow=0), q, V[order], 3, signals)
+    assert without.extra is None and without.follow is None
+    assert without.order.max() < len(order)
 
 
 def test_candidate_pool_returns_the_fetched_items(rng):
@@ -84,13 +111,13 @@ def test_candidate_pool_returns_the_fetched_items(rng):
 def test_no_lookup_no_titles_or_follow_0_read_nothing(rng):
     rows, V, q = _store(rng)
     order, signals = _pool(rows, V, q, 8)
-    base = get_selector("centered-fusion", follow=0).select(q, V[order], 5, signals=signals)
-    got = get_selector("centered-fusion").select(q, V[order], 5, signals=signals)
+    base = _read(get_selector("centered-fusion", follow=0), q, V[order], 5, signals)
+    got = _read(get_selector("centered-fusion"), q, V[order], 5, signals)
     assert got.extra is None and np.array_equal(got.order, base.order)
     calls = []
     untitled = {k: v for k, v in _pool(rows, V, q, 8, _lookup(rows, V, calls))[1].items()
                 if k != "titles"}
-    assert get_selector("centered-fusion").select(q, V[order], 5, signals=untitled).extra is None
+    assert _read(get_selector("centered-fusion"), q, V[order], 5, untitled).extra is None
     assert calls == []
 
 
@@ -99,17 +126,17 @@ def test_a_failing_lookup_gives_the_first_read_and_one_warning(rng, fail):
     rows, V, q = _store(rng)
     lookup = _lookup(rows, V, fail=fail)
     if fail is None:  # a fetch whose vectors do not fit the pool
-        lookup = lookup.with_fetch(lambda t, n: Fetched(["x"], np.ones((1, D + 1)),
-                                                        {"texts": ["x"], "titles": ["x"]}))
+        lookup = lookup.with_fetch(lambda t, n: Fetched(list(t), np.ones((len(t), D + 1)),
+                                                        {"texts": list(t), "titles": list(t)}))
     order, signals = _pool(rows, V, q, 8, lookup)
-    base = get_selector("centered-fusion", follow=0).select(q, V[order], 3, signals=signals)
+    base = _read(get_selector("centered-fusion", follow=0), q, V[order], 3, signals)
     sel = get_selector("centered-fusion")
     with pytest.warns(RuntimeWarning, match="second read through the test store failed"):
-        got = sel.select(q, V[order], 3, signals=signals)
+        got = _read(sel, q, V[order], 3, signals)
     assert got.extra is None and np.array_equal(got.order, base.order)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once per store, not once per read
-        sel.select(q, V[order], 3, signals=signals)
+        _read(sel, q, V[order], 3, signals)
 
 
 def test_the_second_read_keeps_orders_nested(rng):
@@ -117,33 +144,166 @@ def test_the_second_read_keeps_orders_nested(rng):
     order, signals = _pool(rows, V, q, 10, _lookup(rows, V))
     sel = get_selector("centered-fusion")
     assert sel.nested
-    small = sel.select(q, V[order], 2, signals=signals)
-    large = sel.select(q, V[order], 6, signals=signals)
+    small = _read(sel, q, V[order], 2, signals)
+    large = _read(sel, q, V[order], 6, signals)
     assert np.array_equal(small.order, large.order[:2])
 
 
 def test_named_takes_each_text_in_turn_and_skips_what_the_pool_has():
     titles = ["Kiss and Tell (1945 film)", "Kiss and Tell (1953 film)", "Shirley Temple",
               "Detroit", "The Who"]
-    lookup = TitleLookup(lambda: titles + [None, "Detroit"], lambda t, n: None)
+    index = TitleIndex(lambda: titles + [None, "Detroit"])
     texts = ["Kiss and Tell starred Shirley Temple.", "She lived in Detroit."]
     # within a text the longer phrase first; each text's first name before any text's second
-    assert lookup.named(texts) == ["Shirley Temple", "Detroit", "Kiss and Tell (1945 film)",
-                                   "Kiss and Tell (1953 film)"]
-    assert lookup.named(texts, exclude=["Detroit"], limit=2) == [
+    assert index.named(texts) == ["Shirley Temple", "Detroit", "Kiss and Tell (1945 film)",
+                                  "Kiss and Tell (1953 film)"]
+    assert index.named(texts, exclude=["Detroit"], limit=2) == [
         "Shirley Temple", "Kiss and Tell (1945 film)"]
-    assert lookup.named(["The Who played."]) == []  # stop words only name nothing
+    assert index.named(["The Who played."]) == []  # stop words only name nothing
 
 
 def test_the_title_index_is_rebuilt_when_the_store_changes():
     titles = ["Alpha Centauri"]
-    lookup = TitleLookup(lambda: list(titles), lambda t, n: None, version=lambda: len(titles))
-    assert lookup.named(["Beta Pictoris and Alpha Centauri"]) == ["Alpha Centauri"]
+    index = TitleIndex(lambda: list(titles), version=lambda: len(titles))
+    assert index.named(["Beta Pictoris and Alpha Centauri"]) == ["Alpha Centauri"]
     titles.append("Beta Pictoris")
-    assert lookup.named(["Beta Pictoris and Alpha Centauri"]) == ["Alpha Centauri",
-                                                                  "Beta Pictoris"]
-    other = lookup.with_fetch(lambda t, n: None)
-    assert other.index() is lookup.index()  # one index for every read of the store
+    assert index.named(["Beta Pictoris and Alpha Centauri"]) == ["Alpha Centauri",
+                                                                 "Beta Pictoris"]
+    lookup = TitleLookup(index, lambda t, n: None)
+    assert lookup.with_fetch(lambda t, n: None).index is index  # one index per store
+
+
+class _Store:
+    """A store whose writes go through its own methods (as a framework's do)."""
+
+    def __init__(self, titles):
+        self.docs = dict(enumerate(titles))
+
+    def write(self, i, title):
+        self.docs[i] = title
+
+    def delete(self, i):
+        del self.docs[i]
+
+    def count(self):
+        return len(self.docs)
+
+
+def test_the_title_index_follows_a_delete_plus_an_add_and_a_title_changed_in_place():
+    store = _Store(["Alpha Centauri", "Beta Pictoris"])
+    writes = write_version(store, ("write", "delete"))
+    index = TitleIndex(lambda: list(store.docs.values()),
+                       version=lambda: (store.count(), writes()))
+    text = ["Gamma Draconis, Delta Cephei and Beta Pictoris"]
+    assert index.named(text) == ["Beta Pictoris"]
+    store.delete(0)
+    store.write(2, "Gamma Draconis")  # the same count as before
+    assert index.named(text) == ["Gamma Draconis", "Beta Pictoris"]
+    store.write(1, "Delta Cephei")  # a title changed in place
+    assert index.named(text) == ["Gamma Draconis", "Delta Cephei"]
+    builds = index.builds
+    for _ in range(5):  # no change, no rebuild: a read costs the version, not the store
+        index.named(text)
+    assert index.builds == builds
+    assert write_version(store, ("write", "delete"))() == writes()  # wrapped once, shared
+
+
+def test_titles_and_texts_are_compared_in_one_normal_form(rng):
+    composed, decomposed = "Café Noir", unicodedata.normalize("NFD", "Café Noir")
+    assert composed != decomposed
+    index = TitleIndex(lambda: [decomposed, "Other"])
+    assert index.named([f"She sang at the {composed} in 1950."]) == [composed]
+    assert index.named([f"She sang at the {decomposed}."], exclude=[composed]) == []
+
+
+def _first_and_followed(rng, fetch, **options):
+    rows, V, q = _store(rng)
+    lookup = _lookup(rows, V, **options).with_fetch(fetch(rows, V))
+    order, signals = _pool(rows, V, q, 8, lookup)
+    items = [rows[i][0] for i in order]
+    base = _read(get_selector("centered-fusion", follow=0), q, V[order], 3, signals)
+    got = _read(get_selector("centered-fusion"), q, V[order], 3, signals, items)
+    return rows, order, items, base, got
+
+
+def test_fetched_candidates_the_pool_has_or_repeats_or_were_not_asked_for_are_dropped(rng):
+    def fetch(rows, V):
+        # the pool's song twice, the performer twice, a title nobody asked for, more than asked
+        return _fetching(rows, V, lambda titles, limit: [0, 0, 1, 1, 2, 5, 6, 1])
+    rows, order, items, base, got = _first_and_followed(rng, fetch)
+    assert got.extra.items == ["Aretha Franklin"]  # asked for, new, once
+    picked = [(items + got.extra.items)[i] for i in got.order]
+    assert len(picked) == len(set(picked)) == 3
+
+
+def test_a_store_that_returns_more_than_asked_is_cut_to_the_limit(rng):
+    def fetch(rows, V):
+        def more(titles, limit):
+            at = _fetching(rows, V, lambda t, n: [1, 1, 1])(titles, limit)
+            return Fetched(at.items * 12, np.tile(at.vectors, (12, 1)),
+                           {"texts": at.signals["texts"] * 12,
+                            "titles": at.signals["titles"] * 12})
+        return more
+    rows, order, items, base, got = _first_and_followed(rng, fetch)
+    assert got.extra.items == ["Aretha Franklin"]
+
+
+def test_signals_that_do_not_match_the_fetched_items_give_the_first_read(rng):
+    def fetch(rows, V):
+        return lambda titles, limit: Fetched(["Aretha Franklin"], V[[1]],
+                                             {"texts": ["a", "b", "c"],
+                                              "titles": ["Aretha Franklin"]})
+    with pytest.warns(RuntimeWarning, match="'texts' has 3 entries for 1"):
+        rows, order, items, base, got = _first_and_followed(rng, fetch)
+    assert got.extra is None and np.array_equal(got.order, base.order)
+
+
+def test_a_fetched_item_outside_the_scope_never_comes_back(rng):
+    def fetch(rows, V):
+        return _fetching(rows, V, lambda titles, limit: [1])
+    rows, order, items, base, got = _first_and_followed(
+        rng, fetch, in_scope=lambda item: item != "Aretha Franklin")
+    assert got.extra is None and np.array_equal(got.order, base.order)
+
+
+def test_a_slow_lookup_gives_the_first_read_within_its_deadline_and_one_warning(rng):
+    release = threading.Event()
+
+    def fetch(rows, V):
+        inner = _fetching(rows, V, lambda titles, limit: [1])
+
+        def slow(titles, limit):
+            release.wait(10)  # a store that hangs until the test ends
+            return inner(titles, limit)
+        return slow
+    try:
+        with pytest.warns(RuntimeWarning, match="slower than its deadline"):
+            rows, order, items, base, got = _first_and_followed(rng, fetch, timeout=0.05)
+        assert got.extra is None and np.array_equal(got.order, base.order)
+    finally:
+        release.set()
+
+
+def test_a_slow_title_index_gives_the_first_read_then_serves_later_reads(rng):
+    rows, V, q = _store(rng)
+    release = threading.Event()
+
+    def titles():
+        release.wait(10)
+        return [t for t, _ in rows]
+    fetch = _fetching(rows, V, lambda names, limit: [1])
+    lookup = TitleLookup(TitleIndex(titles, framework="a slow store"), fetch, timeout=0.05)
+    order, signals = _pool(rows, V, q, 8, lookup)
+    sel = get_selector("centered-fusion")
+    with pytest.warns(RuntimeWarning, match="reading the titles of a slow store"):
+        first = _read(sel, q, V[order], 3, signals)
+    assert first.extra is None
+    release.set()
+    for _ in range(200):  # the index is built in the background, then used
+        if lookup.index.builds:
+            break
+        time.sleep(0.01)
+    assert _read(sel, q, V[order], 3, signals).extra.items == ["Aretha Franklin"]
 
 
 def test_extended_signals_pad_what_the_store_did_not_fetch():
@@ -157,10 +317,21 @@ def test_extended_signals_pad_what_the_store_did_not_fetch():
 
 def test_a_fetched_row_that_cannot_be_normalised_gives_the_first_read(rng):
     rows, V, q = _store(rng)
-    bad = _lookup(rows, V).with_fetch(lambda t, n: Fetched(["x"], np.zeros((1, D)),
-                                                          {"texts": ["x"], "titles": ["x"]}))
+    bad = _lookup(rows, V).with_fetch(
+        lambda t, n: Fetched(list(t), np.zeros((len(t), D)), {"texts": list(t), "titles": list(t)}))
     order, signals = _pool(rows, V, q, 8, bad)
-    base = get_selector("centered-fusion", follow=0).select(q, V[order], 3, signals=signals)
+    base = _read(get_selector("centered-fusion", follow=0), q, V[order], 3, signals)
     with pytest.warns(RuntimeWarning, match="zero norm"):
-        got = get_selector("centered-fusion").select(q, V[order], 3, signals=signals)
+        got = _read(get_selector("centered-fusion"), q, V[order], 3, signals)
     assert got.extra is None and np.array_equal(got.order, base.order)
+
+
+def test_no_policy_module_reads_a_store():
+    import inspect
+
+    import mempursuit_core.policies as policies
+    import mempursuit_core.selectors as selectors
+
+    for module in (policies, selectors):
+        source = inspect.getsource(module)
+        assert "title_lookup" not in source and ".fetch(" not in source, module.__name__

@@ -167,7 +167,7 @@ def titled_store(seed: int):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_titles_bridge_and_the_second_read_match_the_plain_reference(seed):
-    from mempursuit_core.follow import Fetched, TitleLookup
+    from mempursuit_core.follow import Fetched, TitleIndex, TitleLookup, follow_up
 
     q, V, texts, pool, text = titled_store(seed)
     titles = [NAMES[i] for i in pool]
@@ -183,8 +183,9 @@ def test_titles_bridge_and_the_second_read_match_the_plain_reference(seed):
                 return Fetched([NAMES[i] for i in at], V[at],
                                {"texts": [texts[i] for i in at], "titles": [NAMES[i] for i in at],
                                 "session_ids": [100 + i for i in at]})
-            sig["title_lookup"] = TitleLookup(lambda: NAMES, fetch)
-        got = get_selector("centered-fusion", follow=follow).select(q, V[pool], k, signals=sig)
+            sig["title_lookup"] = TitleLookup(TitleIndex(lambda: NAMES), fetch, timeout=None)
+        sel = get_selector("centered-fusion", follow=follow)
+        got = follow_up(sel.select(q, V[pool], k, signals=sig), q, V[pool], k, signals=sig)
         # the reference: fused score (+ titled), bridge greedy, then the second read
         score = ref.fused_score(q, V[pool], signals)
         score = [s + t for s, t in zip(score, ref.titled_scores(text, titles))]
