@@ -63,9 +63,10 @@ def haystack_reads(units, vectors, V):
     store.write_documents([Document(id=u.uid, content=u.text, meta={"title": u.title},
                                     embedding=v.tolist()) for u, v in zip(units, vectors)])
     retriever = InMemoryEmbeddingRetriever(store, top_k=POOL, return_embedding=True)
-    rankers = {"swap": MemPursuitRanker(top_k=max(KS), document_store=store),
+    # one corpus in the store: the second read may read all of it (whole_store=True)
+    rankers = {"swap": MemPursuitRanker(top_k=max(KS), document_store=store, whole_store=True),
                "swap follow=0": MemPursuitRanker(top_k=max(KS), document_store=store,
-                                                 follow=0)}
+                                                 whole_store=True, follow=0)}
 
     def read(text):
         qv = V.get(text)

@@ -27,8 +27,12 @@ Run it::
 The swaps::
 
     MemPursuitRetriever(vectorstore=store, k=3)   # was store.as_retriever(search_kwargs={"k": 3})
-    ContextualCompressionRetriever(base_compressor=MemPursuitCompressor(k=3, vector_store=store),
-                                   base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+    ContextualCompressionRetriever(
+        base_compressor=MemPursuitCompressor(k=3, vector_store=store, whole_store=True),
+        base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+
+(the compressor cannot see the base retriever's filter: ``whole_store=True`` says the store
+holds one corpus; a store shared by users takes ``filter=``, the base retriever's own)
 """
 
 from pathlib import Path
@@ -62,7 +66,7 @@ def main() -> None:
         f"LangChain alone (k={K})": store.as_retriever(search_kwargs={"k": K}),
         f"MemPursuitRetriever (top 200 -> {K})": MemPursuitRetriever(vectorstore=store, k=K),
         f"compressor (top 200 -> {K})": ContextualCompressionRetriever(
-            base_compressor=MemPursuitCompressor(k=K, vector_store=store),
+            base_compressor=MemPursuitCompressor(k=K, vector_store=store, whole_store=True),
             base_retriever=store.as_retriever(search_kwargs={"k": 200})),
     }
     print(QUESTION)

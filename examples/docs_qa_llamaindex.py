@@ -33,10 +33,12 @@ The swap for an app that calls a retriever (retrievers do not run ``node_postpro
     # was index.as_retriever(similarity_top_k=3)
 
 and for a query engine or chat engine (``index=``: the postprocessor reads the index's embed
-model, its stored vectors and its docstore, as the retriever does)::
+model, its stored vectors and its docstore, as the retriever does; it cannot see the engine's
+filters, so ``whole_store=True`` says the index holds one corpus, or pass the engine's
+``filters=``)::
 
-    index.as_query_engine(similarity_top_k=200,
-                          node_postprocessors=[MemPursuitPostprocessor(k=3, index=index)])
+    index.as_query_engine(similarity_top_k=200, node_postprocessors=[
+        MemPursuitPostprocessor(k=3, index=index, whole_store=True)])
 """
 
 from pathlib import Path
@@ -81,7 +83,8 @@ def main() -> None:
     Settings.llm = MockLLM()  # never asked: the engine returns its source nodes, no text
     engine = index.as_query_engine(
         similarity_top_k=200, response_mode="no_text",
-        node_postprocessors=[MemPursuitPostprocessor(k=K, index=index)])
+        node_postprocessors=[MemPursuitPostprocessor(k=K, index=index,
+                                                     whole_store=True)])
     show(f"with MemPursuit, query engine (top 200 -> {K})", engine.query(QUESTION).source_nodes)
 
 

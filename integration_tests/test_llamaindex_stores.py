@@ -157,7 +157,10 @@ def test_faiss_store_given_to_the_postprocessor_takes_the_documented_fallback(em
         ours = [n.node.get_content() for n in engine.query(QUESTION).source_nodes]
     assert CAT in ours and post.vector_sources == {"embedded": len(FACTS)}
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(warned) == 1 and "FaissVectorStore cannot return stored vectors" in warned[0]
+    vectors = [w for w in warned if "second read" not in w]
+    assert len(vectors) == 1 and "FaissVectorStore cannot return stored vectors" in vectors[0]
+    # titled nodes and no docstore: the second read is off, said once with the fix
+    assert [w for w in warned if "second read" in w and "index=" in w] == warned[1:]
 
 
 def test_postprocess_nodes_without_an_embed_model_names_embed_model(embed_model, caplog):
@@ -194,7 +197,9 @@ def test_a_sync_only_qdrant_client_on_the_async_path_reads_in_a_thread(embed_mod
     with caplog.at_level(logging.WARNING):
         got = asyncio.run(post.apostprocess_nodes(nodes, query_bundle=QueryBundle(QUESTION)))
     assert CAT in _texts(got) and post.vector_sources == {"store": len(FACTS)}
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # (titled nodes without the index's docstore: the second read's one warning, no other)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING
+                and "second read" not in r.getMessage()]
     index.vector_store.client.close()
 
 

@@ -25,8 +25,11 @@ stored vectors              :class:`VectorResolver` (the item's own vector, else
                             looked up by the store object's class and its bases
 signals                     :func:`pool_signals`, :class:`PoolSignals`; a document's title:
                             :func:`document_title` (:data:`TITLE_KEYS`), the one derivation
-the second read             :class:`TitleLookup` (the ``"title_lookup"`` signal: the store's
-                            titles and a fetch by title), :class:`Fetched`
+the second read             :class:`TitleIndex` (a store's titles, indexed once per
+                            version: :func:`write_version` counts writes through the store's
+                            own methods), :class:`TitleLookup` (the ``"title_lookup"`` signal:
+                            the index and one read's fetch by title inside the caller's
+                            scope, with its key, scope check and deadline), :class:`Fetched`
 rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
                             fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
@@ -60,7 +63,7 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targ
                   qdrant_search_params, warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
-from .follow import Fetched, TitleLookup
+from .follow import Fetched, TitleIndex, TitleLookup, write_version
 from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
@@ -97,6 +100,7 @@ __all__ = [
     "Selector",
     "StoredPool",
     "TITLE_KEYS",
+    "TitleIndex",
     "TitleLookup",
     "VectorResolver",
     "apgvector_read_settings",
@@ -124,6 +128,7 @@ __all__ = [
     "stored_pool",
     "supported_stores",
     "vector_reader_for",
+    "write_version",
     "warn_short_budget",
     "warn_short_pool",
 ]

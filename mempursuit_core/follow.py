@@ -34,7 +34,6 @@ import inspect
 import logging
 import threading
 import time
-import unicodedata
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .links import TitleLinks
+from .links import TitleLinks, nfc
 from .signals import PoolSignals
 from .validation import checked_row_norms
 
@@ -64,11 +63,6 @@ _DROPPED = frozenset({"sparse", "title_lookup"})
 # the threads that run lookups under a deadline (a store call cannot be interrupted: a late one
 # finishes in the background, and at most this many run at once)
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="mempursuit-read")
-
-
-def nfc(text: str) -> str:
-    """``text`` in Unicode normal form C (the one form titles and texts are compared in)."""
-    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 class _Late(Exception):
@@ -197,10 +191,11 @@ def _counting(method: Callable, counter: list) -> Callable:
 
 @dataclass
 class _Built:
-    raw: list[str]
+    raw: list[str]  # the titles in NFC
     links: TitleLinks
     seen: Any
     at: float
+    forms: dict[str, list[str]]  # NFC title -> the forms the store holds it in
 
 
 class TitleIndex:
@@ -249,8 +244,14 @@ class TitleIndex:
                 and (self.max_age is None or time.monotonic() - built.at < self.max_age))
 
     def _build(self, seen: Any) -> _Built:
-        raw = list(dict.fromkeys(nfc(t) for t in self._titles() if isinstance(t, str) and t))
-        built = _Built(raw, TitleLinks(raw), seen, time.monotonic())
+        forms: dict[str, list[str]] = {}
+        for t in self._titles():
+            if isinstance(t, str) and t:
+                held = forms.setdefault(nfc(t), [])
+                if t not in held:
+                    held.append(t)
+        raw = list(forms)
+        built = _Built(raw, TitleLinks(raw), seen, time.monotonic(), forms)
         self._built, self.builds = built, self.builds + 1
         return built
 
@@ -279,6 +280,13 @@ class TitleIndex:
                 return built
             raise _Late(f"reading the titles of {self.framework} took longer than "
                         f"{timeout:.3g} s (the second read starts once they are read)") from None
+
+    def forms(self, titles: Iterable[str]) -> list[str]:
+        """``titles`` (NFC, as :meth:`named` gives them) in every form the store holds them
+        in (a store filters on the exact string)."""
+        built = self._built
+        held = built.forms if built is not None else {}
+        return list(dict.fromkeys(f for t in titles for f in held.get(t, [t])))
 
     def named(self, texts: Sequence[str], exclude: Iterable[Any] = (), limit: int | None = None,
               timeout: float | None = None) -> list[str]:
@@ -324,7 +332,7 @@ class TitleLookup:
         The store's titles (within the same scope as ``fetch``).
     fetch : callable
         ``fetch(titles, limit)``: the store's candidates whose title is one of ``titles``
-        (exact titles as the index gave them), within the caller's scope, as a
+        (exact titles as the store holds them), within the caller's scope, as a
         :class:`Fetched` with a ``"titles"`` signal; one round trip.
     key : callable, optional
         ``key(item)``: an item's identity in the store (a document id), to drop fetched
@@ -335,16 +343,20 @@ class TitleLookup:
     timeout : float or None
         Seconds for the index and the fetch together (:data:`DEFAULT_FOLLOW_TIMEOUT`); None
         waits as long as the store takes.
+    index_scoped : bool
+        The index holds the titles of the fetch's scope (not of a wider store): a title it
+        names that the store no longer has makes it read the titles again.
     """
 
     def __init__(self, index: TitleIndex, fetch: Callable[[list[str], int], Fetched], *,
                  key: Callable[[Any], Hashable] | None = None,
                  in_scope: Callable[[Any], bool] | None = None,
-                 timeout: float | None = DEFAULT_FOLLOW_TIMEOUT):
+                 timeout: float | None = DEFAULT_FOLLOW_TIMEOUT, index_scoped: bool = True):
         if not isinstance(index, TitleIndex):
             raise TypeError(f"TitleLookup takes a TitleIndex, got {type(index).__name__}")
         self.index, self._fetch = index, fetch
         self.key, self.in_scope, self.timeout = key, in_scope, timeout
+        self.index_scoped = index_scoped
 
     @property
     def framework(self) -> str:
@@ -353,7 +365,7 @@ class TitleLookup:
     def with_fetch(self, fetch: Callable[[list[str], int], Fetched]) -> "TitleLookup":
         """The same index, key, scope check and deadline with another ``fetch``."""
         return TitleLookup(self.index, fetch, key=self.key, in_scope=self.in_scope,
-                           timeout=self.timeout)
+                           timeout=self.timeout, index_scoped=self.index_scoped)
 
     def mapped(self, to: Callable[[Any], Any], *, timeout: Any = "same") -> "TitleLookup":
         """The same second read whose fetched items are ``to(item)`` (the evaluation harness's
@@ -367,7 +379,7 @@ class TitleLookup:
             if self.in_scope is not None:
                 found = found.rows([i for i, x in enumerate(found.items) if self.in_scope(x)])
             return dataclasses.replace(found, items=[to(x) for x in found.items])
-        return TitleLookup(self.index, fetch,
+        return TitleLookup(self.index, fetch, index_scoped=self.index_scoped,
                            timeout=self.timeout if timeout == "same" else timeout)
 
     def _id(self, item: Any) -> Hashable:
@@ -395,10 +407,11 @@ class TitleLookup:
                                  timeout=left())
         if not names:
             return names, Fetched([], np.zeros((0, dim)))
+        asked = self.index.forms(names)
         if self.timeout is None:
-            found = self._fetch(list(names), request.limit)
+            found = self._fetch(asked, request.limit)
         else:
-            future = _POOL.submit(self._fetch, list(names), request.limit)
+            future = _POOL.submit(self._fetch, asked, request.limit)
             try:
                 found = future.result(timeout=max(left(), 0.0))
             except concurrent.futures.TimeoutError:
@@ -438,7 +451,7 @@ class TitleLookup:
         out = found.rows(keep)
         if len(out):
             checked_row_norms(np.asarray(out.vectors, dtype=np.float64))
-        if n == 0:
+        if n == 0 and self.index_scoped:
             self.index.invalidate()  # titles the index named that the store no longer has
         return out
 

@@ -11,7 +11,7 @@ A text names a title when the title as written (lower-cased, without a trailing 
 qualifier or file suffix: "Kiss and Tell (1945 film)" -> "kiss and tell", "travel_policy.md" ->
 "travel policy") occurs in the
 lower-cased text between word boundaries. A title of stop words only ("The", "It") names
-nothing.
+nothing. Titles and texts are compared in Unicode normal form C.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import unicodedata
 from itertools import compress, repeat
 from typing import Sequence
 
@@ -26,15 +27,22 @@ import numpy as np
 
 from .lexical import STOP_WORDS, _term_counts, tokenize
 
-__all__ = ["TitleLinks", "title_phrase"]
+__all__ = ["TitleLinks", "nfc", "title_phrase"]
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$|\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
 _WORD = re.compile(r"[^\W_]+")
 _FILE = re.compile(r"\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form C: titles and texts are compared in this one form, so
+    a text naming "Café" (composed) names a title stored decomposed."""
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _phrase(title: str) -> tuple[str, str]:
+    title = nfc(title)
     bare = _QUALIFIER.sub("", title.strip())
     if _FILE.search(title.strip()):  # a file name: "travel_policy.md" is named "travel policy"
         bare = re.sub(r"[_\-]+", " ", bare)
@@ -100,12 +108,12 @@ class TitleLinks:
 
     def _text(self, j: int) -> str:
         if j not in self._lowered:
-            self._lowered[j] = str(self._texts[j]).lower()
+            self._lowered[j] = nfc(str(self._texts[j])).lower()
         return self._lowered[j]
 
     def _holding(self, word: str) -> list[int]:
         if self._counts is None:  # the texts' stemmed term counts, as the pool's BM25 keeps them
-            self._counts = [_term_counts(str(t), True)[0] for t in self._texts]
+            self._counts = [_term_counts(nfc(str(t)), True)[0] for t in self._texts]
         return list(compress(range(len(self._counts)),
                              map(operator.contains, self._counts, repeat(word))))
 
@@ -117,7 +125,7 @@ class TitleLinks:
         ndarray of intp, shape (m,)
             Sorted candidate indices.
         """
-        text = str(text)
+        text = nfc(str(text))
         words = _term_counts(text, True)[0]  # the text's stemmed words (cached, as for BM25)
         lowered = text.lower()
         found = [j for w in self._by_rare.keys() & words.keys()

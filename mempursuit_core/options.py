@@ -11,6 +11,8 @@
 ``strict``      ``False``: when the adapter cannot read (a changed framework internal, missing
                 vectors, a policy error) it logs a warning and returns the framework's native
                 result; ``True``: it raises
+``follow_timeout``  seconds the second read (:mod:`mempursuit_core.follow`) may take before
+                the first read's order stands, with one warning (default 0.5; None: no limit)
 ==============  ===========================================================================
 """
 
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .builtins import DEFAULT_POLICY
+from .follow import DEFAULT_FOLLOW_TIMEOUT
 from .selectors import NativeSelector
 from .validation import check_int
 
@@ -37,6 +40,7 @@ class ReadOptions:
     policy: Any = DEFAULT_POLICY
     policy_options: Mapping[str, Any] = field(default_factory=dict)
     strict: bool = False
+    follow_timeout: float | None = DEFAULT_FOLLOW_TIMEOUT
 
     def __post_init__(self) -> None:
         check_int("k", self.k, allow_none=True)
@@ -56,12 +60,17 @@ class ReadOptions:
                             f"{type(self.policy_options).__name__}")
         if not isinstance(self.strict, bool):
             raise TypeError(f"strict must be True or False, got {self.strict!r}")
+        timeout = self.follow_timeout
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(
+                timeout, (int, float)) or not timeout > 0 or timeout == float("inf")):
+            raise ValueError("follow_timeout must be a number of seconds > 0, or None for no "
+                             f"limit, got {timeout!r}")
         object.__setattr__(self, "policy_options", dict(self.policy_options))
 
     @classmethod
     def build(cls, where: str, *, k: Any = None, pool: Any = None, policy: Any = None,
               policy_options: Mapping[str, Any] | None = None, strict: Any = None,
-              **options: Any) -> "ReadOptions":
+              follow_timeout: Any = DEFAULT_FOLLOW_TIMEOUT, **options: Any) -> "ReadOptions":
         """Options from an adapter's keyword arguments (``None`` means the default); any other
         keyword is a selector option (as ``policy_options``).
 
@@ -76,6 +85,7 @@ class ReadOptions:
                 policy=DEFAULT_POLICY if policy is None else policy,
                 policy_options={**(policy_options or {}), **options},
                 strict=False if strict is None else strict,
+                follow_timeout=follow_timeout,
             )
         except (TypeError, ValueError) as exc:
             if type(exc) not in (TypeError, ValueError) or str(exc).startswith(where):

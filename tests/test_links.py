@@ -130,3 +130,14 @@ def test_bad_titles_are_one_clear_line():
         CenteredFusion().select(q, M, 3, signals={**signals, "titles": ["a", "b", "c"]})
     with pytest.raises(ValueError, match="bridge must be finite and >= 0"):
         CenteredFusion(bridge=-1)
+
+
+def test_a_composed_text_names_a_decomposed_title_and_the_other_way_round():
+    import unicodedata
+
+    composed = "Café Noir"
+    decomposed = unicodedata.normalize("NFD", composed)
+    for title, text in ((decomposed, composed), (composed, decomposed)):
+        links = TitleLinks([title, "Other"], [f"We met at the {text}.", f"{text} closed."])
+        assert links.named(f"Dinner at {text} tonight").tolist() == [0]
+        assert links.naming(0).tolist() == [1]

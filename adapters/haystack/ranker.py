@@ -41,9 +41,13 @@ keys, else the ``source_id`` Haystack's splitters set); the retriever's ``score`
 The second read (the default policy's ``follow``): with ``document_store=``, the titles the
 first picks and the question name that no retrieved document carries are fetched with one
 ``filter_documents`` call on ``meta.title`` (``"in"``), ANDed with ``filters=`` (the
-retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused; the
-store's titles are read once (again when ``count_documents()`` changes). Without
-``document_store=`` there is no second read (one log line says so).
+retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused.
+A ranker cannot see the retriever's filters, so it reads the store a second time only inside
+``filters=``, or everywhere when told the store holds one scope (``whole_store=True``);
+otherwise the second read is off, and one warning says how to turn it on. The store's titles
+(within the scope) are indexed once and again after a write through the store's own methods,
+a change of ``count_documents()``, or five minutes; the lookup has ``follow_timeout`` seconds
+(default 0.5), after which the first read's order stands.
 
 Budget rule: the framework's ``top_k`` keeps its meaning (the number of documents returned;
 None: all); ``k`` only caps it: ``K = min(k, top_k)``. The candidates are the first
@@ -61,8 +65,8 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.core.errors import SerializationError
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                    Reranker, TitleLookup, VectorResolver, check_int,
-                                    metadata_signals, native_scores, pool_signals)
+                                    Reranker, TitleIndex, TitleLookup, VectorResolver, check_int,
+                                    metadata_signals, native_scores, pool_signals, write_version)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
 
@@ -81,6 +85,21 @@ def _read_by_id(store: Any, ids: List[str], **_: Any) -> Optional[List[Any]]:
         return None
     by_id = {d.id: d.embedding for d in found or []}
     return [by_id.get(i) for i in ids]
+
+
+#: the methods through which a Haystack document store changes (the title index follows them)
+_WRITES = ("write_documents", "delete_documents", "delete_all_documents", "delete_by_filter",
+           "update_by_filter", "write_documents_async", "delete_documents_async",
+           "delete_all_documents_async", "delete_by_filter_async", "update_by_filter_async")
+
+
+def _matcher(filters: Optional[Dict[str, Any]]) -> Optional[Any]:
+    """``doc -> bool``: whether a document is inside ``filters`` (None without a scope)."""
+    if not filters:
+        return None
+    from haystack.utils.filters import document_matches_filter
+
+    return lambda doc: document_matches_filter(filters, doc)
 
 
 @component
@@ -118,6 +137,12 @@ class MemPursuitRanker:
         Haystack filters that scope the second read (the retriever's own, e.g.
         ``{"field": "meta.session_id", "operator": "==", "value": user}``);
         ``run(filters=...)`` overrides them.
+    whole_store : bool, default False
+        The store holds one scope (one user's or one corpus's documents): the second read may
+        read all of it without ``filters=``. False: no second read without ``filters=``.
+    follow_timeout : float or None, default 0.5
+        Seconds the second read may take; past them the first read's order stands (one
+        warning). None: no limit.
     """
 
     def __init__(self, top_k: Optional[int] = 10, *, k: Optional[int] = None,
@@ -126,8 +151,12 @@ class MemPursuitRanker:
                  strict: Optional[bool] = None, document_store: Any = None,
                  text_embedder: Any = None, document_embedder: Any = None,
                  metadata_keys: Optional[Mapping[str, str]] = None,
-                 filters: Optional[Dict[str, Any]] = None, **options: Any):
+                 filters: Optional[Dict[str, Any]] = None, whole_store: bool = False,
+                 **options: Any):
         check_int("top_k", top_k, allow_none=True)
+        if not isinstance(whole_store, bool):
+            raise TypeError(f"MemPursuitRanker: whole_store must be True or False, got "
+                            f"{whole_store!r}")
         for name, part in (("text_embedder", text_embedder),
                            ("document_embedder", document_embedder)):
             if part is not None and not callable(getattr(part, "run", None)):
@@ -156,7 +185,9 @@ class MemPursuitRanker:
             "document_store=, to use the stored ones.")
         self._minilm = None
         self.filters = filters
-        self._lookups: Dict[str, TitleLookup] = {}
+        self.whole_store = whole_store
+        self.follow_timeout = self._options.follow_timeout
+        self._indexes: Dict[str, TitleIndex] = {}
         self._noted = False
 
     # -- set-up ----------------------------------------------------------------------------
@@ -186,7 +217,9 @@ class MemPursuitRanker:
                                strict=self.strict, document_store=self.document_store,
                                text_embedder=self.text_embedder,
                                document_embedder=self.document_embedder,
-                               metadata_keys=self.metadata_keys, filters=self.filters)
+                               metadata_keys=self.metadata_keys, filters=self.filters,
+                               whole_store=self.whole_store,
+                               follow_timeout=self.follow_timeout)
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "MemPursuitRanker":
@@ -254,41 +287,56 @@ class MemPursuitRanker:
             return parts[0] if parts else None
         return {"operator": "AND", "conditions": parts}
 
+    def _off(self, why: str) -> None:
+        if not self._noted:
+            self._noted = True
+            logger.warning("mempursuit: MemPursuitRanker's second read (the titles its picks "
+                           "name, fetched from the store) is off: %s", why)
+
     def title_lookup(self, query: str, filters: Optional[Dict[str, Any]] = None
                      ) -> Optional[TitleLookup]:
         """The second read through ``document_store=`` within ``filters`` (None without a
-        store): its titles (``meta.title``), and documents fetched by ``filter_documents`` on
-        ``meta.title`` with their stored embeddings."""
+        store, or without a scope unless ``whole_store=True``): the store's titles
+        (``meta.title``) within the scope, and documents fetched by ``filter_documents`` on
+        ``meta.title`` ANDed with the scope, with their stored embeddings."""
         store = self.document_store
         if store is None or not hasattr(store, "filter_documents"):
-            if not self._noted:
-                self._noted = True
-                logger.info("mempursuit: no document_store= given, so MemPursuitRanker cannot "
-                            "follow the titles its picks name (the second read is off)")
+            self._off("pass document_store= (the store the retriever reads), with filters= "
+                      "(the retriever's own) or whole_store=True (a store of one scope)")
+            return None
+        if not filters and not self.whole_store:
+            self._off("it cannot see the retriever's filters, and document_store= may hold "
+                      "other users' documents: pass filters= (the retriever's own scope), or "
+                      "whole_store=True if the store holds one scope")
             return None
         key = repr(filters)
-        if key not in self._lookups:
-            if len(self._lookups) >= 64:  # one per scope (user): keep the newest 64
-                self._lookups.pop(next(iter(self._lookups)))
+        if key not in self._indexes:
+            if len(self._indexes) >= 64:  # one per scope (user): keep the newest 64
+                self._indexes.pop(next(iter(self._indexes)))
+            writes = write_version(store, _WRITES)
+            count = getattr(store, "count_documents", None)
+
             def titles():
                 return [(d.meta or {}).get("title") for d in store.filter_documents(filters)]
-            version = getattr(store, "count_documents", None)
-            self._lookups[key] = TitleLookup(titles, None, version=version,
-                                             framework=type(store).__name__)
+            self._indexes[key] = TitleIndex(
+                titles, version=lambda: (count() if callable(count) else None, writes()),
+                framework=type(store).__name__)
 
         def fetch(names: List[str], limit: int) -> Fetched:
             found = store.filter_documents(self._scoped(
                 {"field": "meta.title", "operator": "in", "value": names}, filters))
             rank = {t: i for i, t in enumerate(names)}
             docs = sorted((d for d in found or [] if d.embedding is not None),
-                          key=lambda d: rank.get((d.meta or {}).get("title"), len(rank)))[:limit]
+                          key=lambda d: rank.get((d.meta or {}).get("title"), len(rank)))
             extra = metadata_signals([d.meta for d in docs], self.metadata_keys,
                                      sources=[(d.meta or {}).get("source_id") for d in docs])
             d = len(docs[0].embedding) if docs else 0
             return Fetched(docs, np.asarray([x.embedding for x in docs],
                                             dtype=np.float32).reshape(len(docs), d),
-                           {"texts": [x.content or "" for x in docs], **extra})
-        return self._lookups[key].with_fetch(fetch)
+                           {"texts": [x.content or "" for x in docs],
+                            "titles": [(x.meta or {}).get("title") for x in docs], **extra})
+        return TitleLookup(self._indexes[key], fetch, key=lambda d: d.id,
+                           in_scope=_matcher(filters), timeout=self.follow_timeout)
 
     # -- the pool ----------------------------------------------------------------------------
 

@@ -33,8 +33,15 @@ The second read (the default policy's ``follow``): with ``vector_store=`` an
 ``InMemoryVectorStore``, ``FAISS`` or ``Chroma``, the titles the first picks and the question name
 that no retrieved document carries are fetched with one ``similarity_search_by_vector`` under the
 store's own filter on the ``title`` metadata (a predicate on the document for the in-memory
-store, on its metadata for FAISS, a ``$in`` filter for Chroma), their stored vectors read back; the store's titles are read once
-(again when its size changes). Other stores: no second read (one log line).
+store, on its metadata for FAISS, a ``$in`` filter for Chroma) ANDed with the caller's scope,
+their stored vectors read back. The retriever's scope is its own ``filter`` (none: the whole
+store, as its first read); the compressor cannot see its base retriever's, so it reads the store
+a second time only within ``filter=`` (the base retriever's, in the store's format), or
+everywhere when told the store holds one scope (``whole_store=True``); otherwise the second
+read is off and one warning says how to turn it on. The store's titles within the scope are
+indexed once, and again after a write through the store's own methods, a change of its size, or
+five minutes; the lookup has ``follow_timeout`` seconds (default 0.5), after which the first
+read's order stands. Other stores: no second read (one log line).
 
 Budget rule (all three readers): the candidates are the first ``max(pool, k)``; a ``k`` above
 ``pool`` is logged once per component.
@@ -55,9 +62,10 @@ from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                    Reranker, TitleLookup, VectorResolver, aread_or_native,
-                                    metadata_signals, pool_signals, read_or_native,
-                                    register_vector_reader, warn_short_budget)
+                                    Reranker, TitleIndex, TitleLookup, VectorResolver,
+                                    aread_or_native, metadata_signals, pool_signals,
+                                    read_or_native, register_vector_reader, warn_short_budget,
+                                    write_version)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 
@@ -106,31 +114,62 @@ for _path, _reader in (("langchain_core.vectorstores.in_memory.InMemoryVectorSto
     register_vector_reader(_path, _reader, framework="langchain")
 
 
-def _title_reader(store: Any, key: str) -> Optional[tuple]:
-    """``(titles, size, filter_for)`` of a store the second read can filter by title, else
-    None: every stored title, the store's size, and the store's filter for a list of titles."""
+#: the methods through which a LangChain vector store changes (the title index follows them)
+_WRITES = ("add_documents", "aadd_documents", "add_texts", "aadd_texts", "add_embeddings",
+           "delete", "adelete", "upsert", "aupsert", "merge_from")
+#: search keyword arguments the second read keeps (its own filter is ANDed with ``filter``)
+_KEPT = frozenset({"filter", "fetch_k", "score_threshold", "lambda_mult"})
+
+
+def _title_reader(store: Any, key: str, scope: Any) -> "tuple | str":
+    """``(titles, version, filter_for, in_scope)`` of a store the second read can filter by
+    title within ``scope`` (the caller's ``filter``, None: the whole store), else why not:
+    the store's titles within the scope, a cheap version, the store's filter for a list of
+    titles ANDed with the scope, and a check that a document is inside it (or None)."""
     from langchain_core.vectorstores import InMemoryVectorStore
 
-    def predicate(names):
-        wanted = set(names)
-        return lambda doc: (doc.metadata or {}).get(key) in wanted
-
+    name = type(store).__name__
     if isinstance(store, InMemoryVectorStore):
-        return ((lambda: [(r.get("metadata") or {}).get(key) for r in store.store.values()]),
-                lambda: len(store.store), predicate)
-    if type(store).__name__ == "FAISS" and hasattr(store, "docstore"):
+        if scope is not None and not callable(scope):
+            return f"{name}'s filter is a function of the document, got {type(scope).__name__}"
+
+        def inside(record: Mapping) -> bool:
+            return scope is None or bool(scope(Document(
+                id=record.get("id"), page_content=record.get("text", ""),
+                metadata=record.get("metadata") or {})))
+        writes = write_version(store, _WRITES)
+        return ((lambda: [(r.get("metadata") or {}).get(key) for r in list(store.store.values())
+                          if inside(r)]),
+                lambda: (len(store.store), writes()),
+                lambda names: (lambda doc, w=set(names): (
+                    (doc.metadata or {}).get(key) in w and (scope is None or scope(doc)))),
+                None if scope is None else (lambda doc: bool(scope(doc))))
+    if name == "FAISS" and hasattr(store, "docstore"):
         table = getattr(store.docstore, "_dict", None)
         if table is None:
-            return None
-        return ((lambda: [(d.metadata or {}).get(key) for d in table.values()]),
-                lambda: len(table),
-                lambda names: (lambda meta, wanted=set(names): (meta or {}).get(key) in wanted))
+            return f"{name}'s docstore cannot list its documents"
+        try:
+            check = None if scope is None else store._create_filter_func(scope)
+        except Exception as exc:  # noqa: BLE001 - a filter FAISS cannot read
+            return f"{name} cannot read the filter {scope!r} ({exc})"
+        writes = write_version(store, _WRITES)
+        return ((lambda: [(d.metadata or {}).get(key) for d in list(table.values())
+                          if check is None or check(d.metadata or {})]),
+                lambda: (len(table), writes()),
+                lambda names: (lambda meta, w=set(names): (
+                    (meta or {}).get(key) in w and (check is None or check(meta or {})))),
+                None if check is None else (lambda doc: bool(check(doc.metadata or {}))))
     if type(store).__module__.startswith("langchain_chroma"):
+        if scope is not None and not isinstance(scope, dict):
+            return f"{name}'s filter is a dict, got {type(scope).__name__}"
+        writes = write_version(store, _WRITES)
         return ((lambda: [(m or {}).get(key) for m in
-                          store.get(include=["metadatas"])["metadatas"]]),
-                lambda: store._collection.count(),
-                lambda names: {key: {"$in": list(names)}})
-    return None
+                          store.get(where=scope, include=["metadatas"])["metadatas"]]),
+                lambda: (store._collection.count(), writes()),
+                lambda names: ({key: {"$in": list(names)}} if scope is None
+                               else {"$and": [scope, {key: {"$in": list(names)}}]}),
+                None)
+    return f"{name} cannot be filtered by title here"
 
 
 class DocumentPool:
@@ -146,14 +185,17 @@ class DocumentPool:
         ``{signal: metadata key}``.
     """
 
-    def __init__(self, embeddings: Any, vector_store: Any, metadata_keys: Mapping[str, str]):
+    def __init__(self, embeddings: Any, vector_store: Any, metadata_keys: Mapping[str, str], *,
+                 whole_store: bool = False, follow_timeout: Optional[float] = None,
+                 where: str = "MemPursuitRetriever"):
         self.embeddings = embeddings
         self.vector_store = vector_store
         self.metadata_keys = dict(metadata_keys)
+        self.whole_store, self.follow_timeout, self.where = whole_store, follow_timeout, where
         self._vectors = VectorResolver(
             "langchain", log=logger, fix="Pass vector_store= (the store they were retrieved "
             "from: InMemoryVectorStore, FAISS, Chroma or Qdrant) to use the stored ones.")
-        self._lookup: Any = None
+        self._indexes: Dict[str, Any] = {}
         self._noted = False
 
     @property
@@ -176,23 +218,44 @@ class DocumentPool:
                     texts=lambda rows: [docs[i].page_content for i in rows],
                     embedder=lambda: type(self._model()).__name__)
 
-    def title_lookup(self, query_vector: Any, query: str) -> Optional[TitleLookup]:
-        """The second read through ``vector_store`` (None where the store cannot filter by
-        title, said once)."""
+    def _off(self, why: str, warn: bool = True) -> None:
+        if not self._noted:
+            self._noted = True
+            (logger.warning if warn else logger.info)(
+                "mempursuit: %s's second read (the titles its picks name, fetched from the "
+                "store) is off: %s", self.where, why)
+
+    def title_lookup(self, query_vector: Any, query: str, scope: Any = None,
+                     unkept: Sequence[str] = ()) -> Optional[TitleLookup]:
+        """The second read through ``vector_store`` within ``scope`` (the caller's ``filter``;
+        None: the whole store, only with ``whole_store``); None where the store cannot filter
+        by title or the scope cannot be kept (said once)."""
         store = self.vector_store
-        key = self.metadata_keys.get("titles", "title")
-        reader = _title_reader(store, key) if store is not None else None
-        if reader is None:
-            if not self._noted:
-                self._noted = True
-                logger.info("mempursuit: %s cannot be filtered by title here, so the second "
-                            "read is off", "no vector_store= given" if store is None
-                            else type(store).__name__)
+        if store is None:
+            self._off("pass vector_store= (InMemoryVectorStore, FAISS or Chroma)")
             return None
-        titles, size, filter_for = reader
-        if self._lookup is None:
-            self._lookup = TitleLookup(titles, None, version=size,
-                                       framework=type(store).__name__)
+        if scope is None and not self.whole_store:
+            self._off("it cannot see the base retriever's filter, and vector_store= may hold "
+                      "other users' documents: pass filter= (the base retriever's, in the "
+                      "store's format), or whole_store=True if the store holds one scope")
+            return None
+        if unkept:
+            self._off(f"it cannot keep search_kwargs {sorted(unkept)} in a lookup by title")
+            return None
+        key = self.metadata_keys.get("titles", "title")
+        scope_key = repr(scope) if not callable(scope) else f"callable:{id(scope)}"
+        if scope_key not in self._indexes:
+            reader = _title_reader(store, key, scope)
+            if len(self._indexes) >= 64:  # one per scope (user): keep the newest 64
+                self._indexes.pop(next(iter(self._indexes)))
+            self._indexes[scope_key] = reader if isinstance(reader, str) else (
+                TitleIndex(reader[0], version=reader[1], framework=type(store).__name__),
+                reader[2], reader[3])
+        reader = self._indexes[scope_key]
+        if isinstance(reader, str):
+            self._off(reader, warn=scope is not None)
+            return None
+        index, filter_for, in_scope = reader
 
         # FAISS filters only among its fetch_k nearest: ask it to look at every row
         wide = ({"fetch_k": int(store.index.ntotal)} if type(store).__name__ == "FAISS"
@@ -207,14 +270,17 @@ class DocumentPool:
             dim = len(query_vector)
             return Fetched(docs, np.asarray(rows, dtype=np.float32).reshape(len(docs), dim),
                            {"texts": [d.page_content for d in docs],
+                            "titles": [(d.metadata or {}).get(key) for d in docs],
                             **metadata_signals([d.metadata for d in docs], self.metadata_keys)})
-        return self._lookup.with_fetch(fetch)
+        return TitleLookup(index, fetch, key=lambda d: d.id or d.page_content,
+                           in_scope=in_scope, timeout=self.follow_timeout)
 
-    def _pool(self, docs, vectors, query, query_vector) -> CandidatePool[Document]:
+    def _pool(self, docs, vectors, query, query_vector, scope=None, unkept=()
+              ) -> CandidatePool[Document]:
         texts = [d.page_content for d in docs]
         extra = metadata_signals([d.metadata for d in docs], self.metadata_keys)
         if "titles" in extra:
-            lookup = self.title_lookup(query_vector, query)
+            lookup = self.title_lookup(query_vector, query, scope, unkept)
             if lookup is not None:
                 extra["title_lookup"] = lookup
         qv = np.asarray(query_vector, dtype=np.float32)
@@ -222,21 +288,24 @@ class DocumentPool:
                              if docs else np.empty((0, qv.shape[0]), dtype=np.float32),
                              signals=pool_signals(texts, query, **extra))
 
-    def candidate_pool(self, docs: Sequence[Document], query: str) -> CandidatePool[Document]:
-        """The documents (native order) with their vectors, the query vector and the signals."""
+    def candidate_pool(self, docs: Sequence[Document], query: str, scope: Any = None,
+                       unkept: Sequence[str] = ()) -> CandidatePool[Document]:
+        """The documents (native order) with their vectors, the query vector and the signals
+        (the second read within ``scope``, the caller's ``filter``)."""
         docs = list(docs)
         vectors = self._vectors.resolve(len(docs), embed=self._model().embed_documents,
                                         **self._resolve(docs))
-        return self._pool(docs, vectors, query, self._model().embed_query(query))
+        return self._pool(docs, vectors, query, self._model().embed_query(query), scope, unkept)
 
-    async def acandidate_pool(self, docs: Sequence[Document], query: str
-                              ) -> CandidatePool[Document]:
+    async def acandidate_pool(self, docs: Sequence[Document], query: str, scope: Any = None,
+                              unkept: Sequence[str] = ()) -> CandidatePool[Document]:
         """:meth:`candidate_pool` with the embeddings' async calls (store reads in a thread)."""
         docs = list(docs)
         vectors = await self._vectors.aresolve(
             len(docs), aembed=lambda texts: self._model().aembed_documents(texts),
             **self._resolve(docs))
-        return self._pool(docs, vectors, query, await self._model().aembed_query(query))
+        return self._pool(docs, vectors, query, await self._model().aembed_query(query), scope,
+                          unkept)
 
 
 class _ReadFields(BaseModel):
@@ -299,37 +368,55 @@ class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
         Where the documents' stored vectors are read by id.
     metadata_keys : dict, optional
         ``{signal: metadata key}``, default :data:`DEFAULT_METADATA_KEYS`.
+    filter : optional
+        The base retriever's scope, in the store's own filter format (its ``search_kwargs``'
+        ``filter``): the second read stays inside it.
+    whole_store : bool, default False
+        The store holds one scope: the second read may read all of it without ``filter=``.
+        False: no second read without ``filter=``.
+    follow_timeout : float or None, default 0.5
+        Seconds the second read may take; past them the first read's order stands (one
+        warning). None: no limit.
     """
 
     vector_store: Optional[Any] = None
+    filter: Optional[Any] = None
+    whole_store: bool = False
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None, policy: Any = None,
                  policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None, embeddings: Any = None, vector_store: Any = None,
-                 metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+                 metadata_keys: Optional[Mapping[str, str]] = None, filter: Any = None,
+                 whole_store: bool = False, **options: Any):
         fields, built = self._setup("MemPursuitCompressor", k, pool, policy, policy_options,
                                     strict, options)
+        if not isinstance(whole_store, bool):
+            raise TypeError(f"MemPursuitCompressor: whole_store must be True or False, got "
+                            f"{whole_store!r}")
         keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None else metadata_keys)
         super().__init__(**fields, embeddings=embeddings, vector_store=vector_store,
-                         metadata_keys=keys)
+                         metadata_keys=keys, filter=filter, whole_store=whole_store)
         self._reranker = Reranker(built, framework="LangChain", where="MemPursuitCompressor")
         self._options, self._selector = built, self._reranker.selector
-        self._pool_builder = DocumentPool(embeddings, vector_store, keys)
+        self._pool_builder = DocumentPool(embeddings, vector_store, keys, whole_store=whole_store,
+                                          follow_timeout=built.follow_timeout,
+                                          where="MemPursuitCompressor")
 
     def candidate_pool(self, documents: Sequence[Document], query: str) -> CandidatePool[Document]:
         """The first ``pool`` documents as a :class:`CandidatePool` (see :class:`DocumentPool`)."""
-        return self._pool_builder.candidate_pool(self._reranker.candidates(documents), query)
+        return self._pool_builder.candidate_pool(self._reranker.candidates(documents), query,
+                                                 self.filter)
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Any = None) -> Sequence[Document]:
         return self._reranker.rerank(
-            documents, lambda docs: self._pool_builder.candidate_pool(docs, query),
+            documents, lambda docs: self._pool_builder.candidate_pool(docs, query, self.filter),
             strict=self.strict)
 
     async def acompress_documents(self, documents: Sequence[Document], query: str,
                                   callbacks: Any = None) -> Sequence[Document]:
         async def build(docs):
-            return await self._pool_builder.acandidate_pool(docs, query)
+            return await self._pool_builder.acandidate_pool(docs, query, self.filter)
 
         return await self._reranker.arerank(documents, build, strict=self.strict)
 
@@ -376,7 +463,9 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         super().__init__(vectorstore=vectorstore, **fields, embeddings=embeddings,
                          search_kwargs=search, metadata_keys=keys)
         self._options, self._selector = built, built.selector()
-        self._pool_builder = DocumentPool(embeddings, vectorstore, keys)
+        # the second read keeps the retriever's own filter (none: the whole store, as its read)
+        self._pool_builder = DocumentPool(embeddings, vectorstore, keys, whole_store=True,
+                                          follow_timeout=built.follow_timeout)
 
     def _sizes(self, k: Optional[int] = None) -> tuple[int, int]:
         if k is None:
@@ -407,14 +496,16 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         """The store's top-``pool`` documents for ``query`` as a :class:`CandidatePool`."""
         _, size, search = self._call(kwargs)
         docs = self.vectorstore.similarity_search(query, k=size, **self._pool_search(size, search))
-        return self._pool_builder.candidate_pool(docs, query)
+        return self._pool_builder.candidate_pool(docs, query, search.get("filter"),
+                                                 sorted(set(search) - _KEPT))
 
     async def acandidate_pool(self, query: str, **kwargs: Any) -> CandidatePool[Document]:
         """:meth:`candidate_pool` through the store's and the embeddings' async calls."""
         _, size, search = self._call(kwargs)
         docs = await self.vectorstore.asimilarity_search(query, k=size,
                                                          **self._pool_search(size, search))
-        return await self._pool_builder.acandidate_pool(docs, query)
+        return await self._pool_builder.acandidate_pool(docs, query, search.get("filter"),
+                                                        sorted(set(search) - _KEPT))
 
     def _get_relevant_documents(self, query: str, *,
                                 run_manager: CallbackManagerForRetrieverRun,

@@ -40,10 +40,17 @@ the file name's stem: ``file_name`` / ``file_path`` as ``SimpleDirectoryReader``
 The second read (the default policy's ``follow``): with ``docstore=`` (the index's;
 :class:`MemPursuitRetriever` takes it from the index) and a ``vector_store=`` that filters on
 metadata, the titles the first picks and the question name that no retrieved node carries are
-fetched with one ``vector_store.query`` under ``MetadataFilters`` ``title IN [...]`` (ANDed with
-``filters=``, the retriever's own), their stored vectors read back by id; the titles are read
-from the docstore once (again when its size changes). A store that cannot filter (FAISS) gives
-the first read's order and one warning.
+fetched with one ``vector_store.query`` under ``MetadataFilters`` ``title IN [...]`` ANDed with
+the caller's scope, their stored vectors read back by id. A postprocessor cannot see the
+query engine's filters, so it reads the store a second time only within ``filters=`` (the
+engine's own), or everywhere when told the store holds one scope (``whole_store=True``);
+:class:`MemPursuitRetriever` hands over its retriever's filters (a retriever without any reads
+the whole store, and so may the second read; one limited to ``doc_ids`` / ``node_ids`` has no
+second read). Otherwise the second read is off, and one warning says how to turn it on. The
+titles are read from the docstore once, and again after a write through the docstore's or the
+store's own methods, or five minutes; the lookup has ``follow_timeout`` seconds (default 0.5),
+after which the first read's order stands. A store that cannot filter (FAISS) gives the first
+read's order and one warning.
 """
 
 from __future__ import annotations
@@ -59,9 +66,9 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                    Reranker, TitleLookup, VectorResolver, metadata_signals,
-                                    native_scores, pool_signals, register_vector_reader,
-                                    vector_reader_for)
+                                    Reranker, TitleIndex, TitleLookup, VectorResolver,
+                                    metadata_signals, native_scores, pool_signals,
+                                    register_vector_reader, vector_reader_for, write_version)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
 
@@ -104,6 +111,12 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         the fetched nodes' text; without it there is no second read.
     filters : MetadataFilters, optional
         The retriever's own filters (one user's scope), ANDed with the second read's.
+    whole_store : bool, default False
+        The store holds one scope: the second read may read all of it without ``filters=``.
+        False: no second read without ``filters=``.
+    follow_timeout : float or None, default 0.5
+        Seconds the second read may take; past them the first read's order stands (one
+        warning). None: no limit.
     index : VectorStoreIndex, optional
         The index a query or chat engine reads: ``embed_model``, ``vector_store`` and
         ``docstore`` default to the index's, and FAISS rows are read by its node id map. The
@@ -120,6 +133,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     metadata_keys: Dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_METADATA_KEYS))
     docstore: Optional[Any] = Field(default=None, exclude=True)
     filters: Optional[Any] = Field(default=None, exclude=True)
+    whole_store: bool = Field(default=False)
 
     _options: ReadOptions = PrivateAttr()
     _reranker: Reranker = PrivateAttr()
@@ -128,13 +142,18 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
         fix="Pass index= (the index the nodes come from) or vector_store= (a store that "
         "returns vectors by id), or keep embeddings on the nodes, to use the stored ones."))
     _store_ids: Any = PrivateAttr(default=None)
-    _lookup: Any = PrivateAttr(default=None)
+    _index: Any = PrivateAttr(default=None)
+    _noted: bool = PrivateAttr(default=False)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None, embed_model: Any = None, vector_store: Any = None,
                  metadata_keys: Optional[Mapping[str, str]] = None, docstore: Any = None,
-                 filters: Any = None, index: Any = None, **options: Any):
+                 filters: Any = None, whole_store: bool = False, index: Any = None,
+                 **options: Any):
+        if not isinstance(whole_store, bool):
+            raise TypeError(f"MemPursuitPostprocessor: whole_store must be True or False, got "
+                            f"{whole_store!r}")
         store_ids = None
         if index is not None:
             if not (hasattr(index, "index_struct") and hasattr(index, "vector_store")):
@@ -158,7 +177,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                          embed_model=embed_model, vector_store=vector_store,
                          metadata_keys=dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                             else metadata_keys),
-                         docstore=docstore, filters=filters)
+                         docstore=docstore, filters=filters, whole_store=whole_store)
         self._options = built
         self._reranker = Reranker(built, framework="LlamaIndex", where="MemPursuitPostprocessor")
         self._store_ids = store_ids
@@ -214,38 +233,50 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                              native_scores=native_scores([n.score for n in nodes]),
                              signals=self._signals(nodes, query.query_str, query_vector))
 
+    def _off(self, why: str) -> None:
+        if not self._noted:
+            self._noted = True
+            logger.warning("mempursuit: MemPursuitPostprocessor's second read (the titles its "
+                           "picks name, fetched from the store) is off: %s", why)
+
     def _title_lookup(self, query_vector: Any, query_text: str) -> Optional[TitleLookup]:
-        """The second read (None without a docstore and a vector store)."""
+        """The second read within the caller's scope (None without a docstore and a vector
+        store, or without a scope unless ``whole_store=True``)."""
         docstore, store = self.docstore, self.vector_store
         if docstore is None or store is None:
+            self._off("pass index= (the index the engine reads), or use MemPursuitRetriever")
             return None
-        if self._lookup is None:
+        if self.filters is None and not self.whole_store:
+            self._off("it cannot see the query engine's filters, and the index may hold other "
+                      "users' nodes: pass filters= (the engine's own), or whole_store=True if "
+                      "the index holds one scope")
+            return None
+        if self._index is None:
             key = self.metadata_keys.get("titles", "title")
+            writes = [write_version(docstore, _DOCSTORE_WRITES),
+                      write_version(store, _STORE_WRITES)]
 
             def titles():
                 return [n.metadata.get(key) for n in docstore.docs.values()]
-            self._lookup = TitleLookup(titles, None, version=lambda: len(docstore.docs),
-                                       framework=type(store).__name__)
-        return self._lookup.with_fetch(
-            lambda names, limit: self._fetch(names, limit, query_vector, query_text))
+            self._index = TitleIndex(titles, version=lambda: tuple(w() for w in writes),
+                                     framework=type(store).__name__)
+        return TitleLookup(self._index,
+                           lambda names, limit: self._fetch(names, limit, query_vector,
+                                                            query_text),
+                           key=lambda n: n.node.node_id, timeout=self._options.follow_timeout,
+                           index_scoped=self.filters is None)
 
     def _fetch(self, names: list, limit: int, query_vector: Any, query_text: str) -> Fetched:
-        from llama_index.core.vector_stores.types import (FilterCondition, FilterOperator,
-                                                          MetadataFilter, MetadataFilters,
-                                                          VectorStoreQuery)
+        from llama_index.core.vector_stores.types import VectorStoreQuery
 
-        key = self.metadata_keys.get("titles", "title")
-        wanted = MetadataFilters(filters=[MetadataFilter(key=key, value=list(names),
-                                                         operator=FilterOperator.IN)])
-        if self.filters is not None:
-            wanted = MetadataFilters(filters=[wanted, self.filters],
-                                     condition=FilterCondition.AND)
         found = self.vector_store.query(VectorStoreQuery(
             query_embedding=list(map(float, query_vector)), similarity_top_k=limit,
-            filters=wanted))
-        ids = list(found.ids or [n.node_id for n in found.nodes or []])[:limit]
-        nodes = list(found.nodes or [])[:limit] or [self.docstore.get_node(i) for i in ids]
+            filters=_scoped(self.metadata_keys.get("titles", "title"), names, self.filters)))
+        ids = list(found.ids or [n.node_id for n in found.nodes or []])
+        nodes = list(found.nodes or []) or [self.docstore.get_node(i) for i in ids]
+        ids, nodes = ids[:len(nodes)], nodes[:len(ids)]
         scores = list(found.similarities or [None] * len(ids))[:len(ids)]
+        scores += [None] * (len(ids) - len(scores))
         vectors = self._vectors.read(self.vector_store, ids, store_ids=self._ids)
         if vectors is None:
             raise ValueError(f"{type(self.vector_store).__name__} cannot return stored vectors "
@@ -375,6 +406,34 @@ for _path, _reader in (("llama_index.core.vector_stores.simple.SimpleVectorStore
                        ("llama_index.core.vector_stores.types.BasePydanticVectorStore",
                         _read_nodes)):
     register_vector_reader(_path, _reader, framework="llamaindex")
+
+
+#: the methods through which a docstore and a vector store change (the title index follows them)
+_DOCSTORE_WRITES = ("add_documents", "async_add_documents", "delete_document",
+                    "adelete_document", "delete_ref_doc", "adelete_ref_doc")
+_STORE_WRITES = ("add", "async_add", "delete", "adelete", "delete_nodes", "adelete_nodes",
+                 "clear", "aclear")
+
+
+def _scoped(key: str, names: list, filters: Any) -> Any:
+    """``key IN names`` ANDed with the caller's ``filters``: one flat ``MetadataFilters`` where
+    the scope is a list of conditions under AND (the in-memory store takes no nested filters),
+    nested otherwise."""
+    from llama_index.core.vector_stores.types import (FilterCondition, FilterOperator,
+                                                      MetadataFilter, MetadataFilters)
+
+    wanted = MetadataFilter(key=key, value=list(names), operator=FilterOperator.IN)
+    if filters is None:
+        return MetadataFilters(filters=[wanted])
+    if isinstance(filters, MetadataFilter):
+        return MetadataFilters(filters=[wanted, filters], condition=FilterCondition.AND)
+    parts = list(getattr(filters, "filters", []) or [])
+    condition = getattr(filters, "condition", None)
+    if (all(isinstance(f, MetadataFilter) for f in parts)
+            and (condition in (None, FilterCondition.AND) or len(parts) <= 1)):
+        return MetadataFilters(filters=[wanted, *parts], condition=FilterCondition.AND)
+    return MetadataFilters(filters=[MetadataFilters(filters=[wanted]), filters],
+                           condition=FilterCondition.AND)
 
 
 def _store_ids(index: Any) -> Dict[str, Any]:

@@ -27,6 +27,21 @@ __all__ = ["MemPursuitRetriever"]
 logger = logging.getLogger("mempursuit")
 
 
+def _scope(retriever: BaseRetriever, index: Any) -> Dict[str, Any]:
+    """The second read's scope, the wrapped retriever's own: its ``filters`` (the whole store
+    when it has none); none at all (no second read) when it reads only some ``doc_ids`` or
+    ``node_ids`` (other than all of the index's, which ``as_retriever`` passes), which a title
+    lookup cannot say."""
+    filters = getattr(retriever, "_filters", None)
+    node_ids = getattr(retriever, "_node_ids", None)
+    if node_ids and index is not None:
+        every = getattr(index.index_struct, "nodes_dict", None)
+        if every is not None and set(node_ids) >= set(every.values()):
+            node_ids = None
+    limited = getattr(retriever, "_doc_ids", None) or node_ids
+    return {"filters": filters, "whole_store": filters is None and not limited}
+
+
 class MemPursuitRetriever(BaseRetriever):
     """The ``k`` nodes a read policy picks from what ``retriever`` returns.
 
@@ -66,8 +81,7 @@ class MemPursuitRetriever(BaseRetriever):
                 retriever, "_embed_model", None),
             vector_store=vector_store if vector_store is not None or index is not None
             else getattr(retriever, "_vector_store", None),
-            metadata_keys=metadata_keys, index=index,
-            filters=getattr(retriever, "_filters", None), **options)
+            metadata_keys=metadata_keys, index=index, **_scope(retriever, index), **options)
         super().__init__(callback_manager=getattr(retriever, "callback_manager", None),
                          verbose=getattr(retriever, "_verbose", False))
 
