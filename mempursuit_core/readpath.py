@@ -146,6 +146,10 @@ class CandidatePool(Generic[T]):
         extra = getattr(selection, "extra", None)
         pool = self if extra is None else self.followed(extra)
         order = checked_order(selection, k, len(pool.items), selector)
+        if len(order) < min(k, len(self.items)) and getattr(selection, "stopped", None) is None:
+            # a read returns min(K, P) items unless the policy says why it stopped
+            raise ValueError(f"selector {selector!r} returned {len(order)} of the "
+                             f"{min(k, len(self.items))} items asked for without a stop reason")
         return PoolSelection([pool.items[i] for i in order], order, selection, pool)
 
     def followed(self, fetched: Any) -> "CandidatePool[T]":

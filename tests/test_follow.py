@@ -4,6 +4,7 @@ read path's stage (the policy only asks)."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import unicodedata
@@ -335,3 +336,21 @@ def test_no_policy_module_reads_a_store():
     for module in (policies, selectors):
         source = inspect.getsource(module)
         assert "title_lookup" not in source and ".fetch(" not in source, module.__name__
+
+
+def test_a_read_that_returns_fewer_items_than_asked_without_a_reason_is_refused(rng):
+    from mempursuit_core.selectors import Selection
+
+    class Short:
+        def select(self, q, M, k, native_scores=None, signals=None):
+            return Selection(order=np.arange(min(k, len(M)) - 1))
+
+    class Stopped(Short):
+        def select(self, *args, **kwargs):
+            return dataclasses.replace(super().select(*args, **kwargs), stopped="converged")
+
+    rows, V, q = _store(rng)
+    pool = CandidatePool(list(range(6)), q, V[:6])
+    with pytest.raises(ValueError, match="returned 2 of the 3 items"):
+        pool.select(Short(), 3)
+    assert len(pool.select(Stopped(), 3).items) == 2  # a stop the policy states is kept

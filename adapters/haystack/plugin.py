@@ -7,8 +7,10 @@ SPEC = AdapterSpec(
     module="mempursuit_haystack.ranker",
     framework="haystack",
     extra="haystack",
-    swap=('pipeline.add_component("ranker", MemPursuitRanker(top_k=10)) after a retriever with '
-          "top_k=200 (return_embedding=True), connected to retriever.documents"),
+    swap=('pipeline.add_component("ranker", MemPursuitRanker(top_k=10, document_store=store, '
+          "filters=scope)) after a retriever with top_k=200 (return_embedding=True, "
+          "filters=scope), connected to retriever.documents; whole_store=True instead of "
+          "filters= for a store of one corpus"),
     docs="docs/adapters/haystack.md",
     summary="Haystack: a ranker component that reorders the documents a retriever returns",
 )
