@@ -43,7 +43,7 @@ def _cmd_adapters(args) -> int:
 
 def _cmd_selectors(args) -> int:
     from .builtins import DEFAULT_POLICY
-    from .plugins import EXPERIMENTAL_PREFIX as PREFIX
+    from .builtins import EXPERIMENTAL_PREFIX as PREFIX
     from .plugins import list_selectors
 
     selectors = list_selectors()
@@ -105,23 +105,6 @@ def _cmd_select(args) -> int:
         lo = f"{losses[t]:.6e}" if losses is not None else "-"
         ga = f"{gaps[t]:.3e}" if gaps is not None else "-"
         print(f"{t + 1:>4} {j:>6} {w:>10} {lo:>12} {ga:>12}")
-    return 0
-
-
-def _cmd_bench(args) -> int:
-    from . import bench
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # the full-Gram baseline may then use several BLAS threads
-        threadpool_limits = None
-    if threadpool_limits is not None:
-        with threadpool_limits(1):
-            bench.run(quick=args.quick, threads=args.threads, out=args.out,
-                      reference=not args.no_reference)
-    else:
-        bench.run(quick=args.quick, threads=args.threads, out=args.out,
-                  reference=not args.no_reference)
     return 0
 
 
@@ -213,17 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_cmd_select)
 
-    p = sub.add_parser("bench", help="latency benchmark: prints a table, writes JSON")
-    p.add_argument("--out", default=None,
-                   help="JSON output path (default: no file, the table only)")
-    p.add_argument("--quick", action="store_true", help="a small grid (seconds)")
-    p.add_argument("--threads", type=int, default=None, help="threads for the batch form")
-    p.add_argument("--no-reference", action="store_true", help="skip the full-Gram baseline")
-    p.set_defaults(func=_cmd_bench)
-
     from .plugins import add_commands
 
-    add_commands(sub)  # e.g. ``eval`` from the harness (mempursuit_eval)
+    add_commands(sub)  # e.g. ``eval`` and ``bench`` from the harness (mempursuit_eval)
     return parser
 
 

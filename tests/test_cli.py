@@ -80,7 +80,7 @@ def test_bench_writes_no_file_unless_asked(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_bench_quick_writes_json(tmp_path):
-    from mempursuit_core import bench
+    from mempursuit_eval import bench
 
     lines = []
     result = bench.run(quick=True, out=tmp_path / "b.json", reference=False, echo=lines.append)
