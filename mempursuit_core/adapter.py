@@ -65,7 +65,7 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targ
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
 from .follow import (Fetched, ScopedTitleIndexes, TitleIndex, TitleLookup, note_write,
-                     write_version)
+                     plain_match, write_version)
 from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
@@ -124,6 +124,7 @@ __all__ = [
     "note_write",
     "pgvector_read_settings",
     "pgvector_targets",
+    "plain_match",
     "pool_signals",
     "qdrant_search_params",
     "read_or_native",

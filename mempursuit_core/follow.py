@@ -46,7 +46,7 @@ from .signals import PoolSignals
 from .validation import checked_row_norms
 
 __all__ = ["DEFAULT_FOLLOW_TIMEOUT", "Fetched", "FollowRequest", "ScopedTitleIndexes", "TitleIndex",
-           "TitleLookup", "extended_signals", "follow_up", "nfc", "note_write", "write_version",
+           "TitleLookup", "extended_signals", "follow_up", "nfc", "note_write", "plain_match", "write_version",
            "PER_POOL_SIGNALS"]
 
 logger = logging.getLogger("mempursuit")
@@ -350,6 +350,23 @@ class TitleIndex:
         if kind not in self.warned:
             self.warned.add(kind)
             warnings.warn(f"mempursuit: {message}", RuntimeWarning, stacklevel=5)
+
+
+def plain_match(scope: Mapping[str, Any] | None) -> Callable[[Mapping | None], bool] | None:
+    """A check that a fetched item's metadata (or value) agrees with the plain ``field: value``
+    conditions of a filter dict (``{"user": "A"}``): the scope check of
+    :class:`TitleLookup` (``in_scope``) for stores whose filters are dicts. Operators
+    (``"$and"``, ``{"$gt": 1}``) are left to the store; None where nothing is plain.
+    """
+    plain = {k: v for k, v in (scope or {}).items()
+             if not str(k).startswith("$") and not isinstance(v, Mapping)}
+    if not plain:
+        return None
+
+    def inside(meta: Mapping | None) -> bool:
+        meta = meta if isinstance(meta, Mapping) else {}
+        return all(k in meta and meta[k] == v for k, v in plain.items())
+    return inside
 
 
 class ScopedTitleIndexes:

@@ -51,7 +51,8 @@ from langgraph.store.base import (BaseStore, GetOp, Op, PutOp, Result, SearchIte
 
 from mempursuit_core.adapter import (TITLE_KEYS, Fetched, ReadOptions, ScopedTitleIndexes,
                                     StoredPool, TitleLookup, aread_or_native, document_title,
-                                    note_write, pool_signals, read_or_native, stored_pool)
+                                    note_write, plain_match, pool_signals, read_or_native,
+                                    stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
@@ -612,10 +613,11 @@ class MemPursuitStore(BaseStore):
             return Fetched.of(items, [v for v in rows if v is not None],
                               self.signals(items, op.query))
 
+        agrees = plain_match(scope)
+
         def in_scope(item: Any) -> bool:
-            value = item.value or {}
             return (tuple(item.namespace[:len(prefix)]) == prefix
-                    and all(isinstance(v, dict) or value.get(k) == v for k, v in scope.items()))
+                    and (agrees is None or agrees(item.value)))
         return TitleLookup(self._titles.index((prefix, repr(sorted(scope.items()))), titles),
                            fetch, key=lambda i: (tuple(i.namespace), i.key), in_scope=in_scope,
                            timeout=self.options.follow_timeout)
