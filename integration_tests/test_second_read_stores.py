@@ -136,3 +136,88 @@ def test_langgraph_untitled_pools_are_read_as_before(embed, tmp_path):
         store.put(("plain",), i, {"text": x})
     pool = MemPursuitStore(store, pool=POOL).pool(("plain",), QUESTION)
     assert "title_lookup" not in pool.candidates.signals
+
+
+# -- AutoGen (Chroma) --------------------------------------------------------------------------
+
+def _autogen_memory(folder, **options):
+    pytest.importorskip("autogen_ext.memory.chromadb", reason='needs pip install -e ".[autogen]"')
+    from autogen_ext.memory.chromadb import (CustomEmbeddingFunctionConfig,
+                                             PersistentChromaDBVectorMemoryConfig)
+
+    from mempursuit_autogen import MemPursuitChromaDBVectorMemory, MemPursuitEmbeddingFunction
+
+    config = PersistentChromaDBVectorMemoryConfig(
+        collection_name="docs", persistence_path=str(folder), k=K,
+        embedding_function_config=CustomEmbeddingFunctionConfig(
+            function=MemPursuitEmbeddingFunction, params={"threads": 1}))
+    return MemPursuitChromaDBVectorMemory(config, pool=POOL, **options)
+
+
+def test_autogen_follows_within_the_collection_and_the_querys_where(tmp_path):
+    import asyncio
+
+    from autogen_core.memory import MemoryContent, MemoryMimeType
+
+    memory = _autogen_memory(tmp_path, strict=True)
+
+    async def fill():
+        for u in ("A", "B"):
+            for _, t, x in ROWS[u]:
+                await memory.add(MemoryContent(content=_text(t, x), mime_type=MemoryMimeType.TEXT,
+                                               metadata={"title": t, "user": u}))
+    asyncio.run(fill())
+
+    def read(memory, user):
+        got = asyncio.run(memory.query(QUESTION, where={"user": user})).results
+        assert all(m.metadata["user"] == user for m in got)
+        return [m.metadata["title"] for m in got]
+    native = asyncio.run(memory._native_query(QUESTION, None, POOL, where={"user": "A"}))
+    assert PERFORMER not in [m.metadata["title"] for m in native.results]
+    assert read(memory, "A") == [SONG, PERFORMER]
+    assert PERFORMER not in read(_autogen_memory(tmp_path, follow=0), "A")
+    # A's performer gone: B's (same title, same collection) is never fetched for A
+    collection = memory._collection
+    gone = collection.get(where={"$and": [{"user": "A"}, {"title": PERFORMER}]})["ids"]
+    collection.delete(ids=gone)
+    for _ in range(2):
+        assert read(memory, "A")[0] == SONG and len(read(memory, "A")) == K
+    assert read(memory, "B") == [SONG, PERFORMER]
+
+
+# -- CrewAI (LanceDB) --------------------------------------------------------------------------
+
+def test_crewai_follows_within_the_recalls_scope(tmp_path):
+    pytest.importorskip("crewai.memory.unified_memory", reason='needs pip install -e ".[crewai]"')
+    import warnings
+
+    saved = warnings.warn
+    from crewai.memory.unified_memory import Memory
+    warnings.warn = saved  # crewai's import wraps warnings.warn for the whole process
+
+    from mempursuit_crewai import MemPursuitEmbedder, MemPursuitMemory
+
+    embedder = MemPursuitEmbedder(threads=1)
+    writer = Memory(storage=str(tmp_path), embedder=embedder, consolidation_threshold=1.0)
+    for u in ("A", "B"):
+        for _, t, x in ROWS[u]:
+            writer.remember(_text(t, x), scope=f"/{u}", categories=[], importance=0.5,
+                            metadata={"title": t})
+
+    def read(user, **options):
+        memory = MemPursuitMemory(storage=str(tmp_path), embedder=embedder, pool=POOL,
+                                  read_only=True, **options)
+        got = memory.recall(QUESTION, scope=f"/{user}", limit=K, depth="shallow")
+        assert len(got) == K and {m.record.scope for m in got} == {f"/{user}"}
+        return {m.record.metadata["title"] for m in got}
+    native = Memory(storage=str(tmp_path), embedder=embedder, read_only=True).recall(
+        QUESTION, scope="/A", limit=POOL, depth="shallow")
+    assert PERFORMER not in {m.record.metadata["title"] for m in native}
+    assert read("A", strict=True) == {SONG, PERFORMER}
+    assert PERFORMER not in read("A", policy_options={"follow": 0})
+    # A's performer gone from A's scope: B's (same title, same table) is never fetched for A
+    gone = [r.id for r in writer._storage.list_records("/A", limit=100)
+            if r.metadata.get("title") == PERFORMER]
+    writer.forget(record_ids=gone)
+    assert PERFORMER not in read("A", strict=True)
+    assert read("B", strict=True) == {SONG, PERFORMER}
