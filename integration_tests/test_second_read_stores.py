@@ -349,3 +349,55 @@ def test_mem0_follows_within_the_users_filters(tmp_path):
     finally:
         native.close()
         native.vector_store.client.close()
+
+
+# -- Graphiti (entity names as titles) ---------------------------------------------------------
+
+def test_graphiti_follows_entity_names_within_the_group_ids(model, tmp_path):
+    import asyncio
+    import os
+    from datetime import datetime, timezone
+
+    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+    pytest.importorskip("graphiti_core", reason='needs pip install -e ".[graphiti]"')
+    pytest.importorskip("kuzu", reason="needs graphiti-core[kuzu]")
+    from graphiti_core.nodes import EntityNode
+    from graphiti_core.search.search_config_recipes import NODE_HYBRID_SEARCH_RRF
+
+    from mempursuit_eval.backends.graphiti import (EncoderEmbedder, build_fulltext,
+                                                   open_kuzu_graphiti)
+    from mempursuit_graphiti import MemPursuitGraphiti
+
+    g = open_kuzu_graphiti(tmp_path / "g.kuzu", EncoderEmbedder(model))
+    now = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    nodes = {f"{u}:{i}": EntityNode(name=t, summary=x, group_id=u, labels=["Entity"],
+                                    created_at=now,
+                                    name_embedding=model.encode([_text(t, x)])[0].tolist())
+             for u in ("A", "B") for i, t, x in ROWS[u]}
+
+    async def save():
+        for node in nodes.values():
+            await node.save(g.driver)
+        await build_fulltext(g)
+    asyncio.run(save())
+    config = NODE_HYBRID_SEARCH_RRF.model_copy(update={"limit": K})
+    config.node_config = config.node_config.model_copy(update={"sim_min_score": 0.0})
+
+    def read(wrapped, user):
+        got = asyncio.run(wrapped.search_(QUESTION, config, group_ids=[user])).nodes
+        assert len(got) == K and all(n.group_id == user for n in got)
+        return [n.name for n in got]
+    pool = asyncio.run(MemPursuitGraphiti(g, pool=POOL, entity_titles=True).node_pool(
+        QUESTION, config=config, group_ids=["A"]))
+    assert PERFORMER not in [n.name for n in pool.native]
+    wrapped = MemPursuitGraphiti(g, pool=POOL, entity_titles=True, strict=True)
+    assert read(wrapped, "A") == [SONG, PERFORMER]
+    assert PERFORMER not in read(MemPursuitGraphiti(g, pool=POOL, entity_titles=True,
+                                                    follow=0), "A")
+    assert PERFORMER not in read(MemPursuitGraphiti(g, pool=POOL), "A")  # names as titles: opt-in
+    # A's performer gone: B's (same name, same graph) is never fetched for A
+    asyncio.run(nodes["A:A-performer"].delete(g.driver))
+    for _ in range(2):
+        got = read(wrapped, "A")
+        assert got[0] == SONG and PERFORMER not in got
+    assert read(wrapped, "B") == [SONG, PERFORMER]
