@@ -401,3 +401,29 @@ def test_graphiti_follows_entity_names_within_the_group_ids(model, tmp_path):
         got = read(wrapped, "A")
         assert got[0] == SONG and PERFORMER not in got
     assert read(wrapped, "B") == [SONG, PERFORMER]
+
+
+# -- the evaluation harness reads the same second read ----------------------------------------
+
+@pytest.mark.parametrize("framework", ["langgraph", "autogen", "crewai", "semantic-kernel"])
+def test_the_harness_backends_map_fetched_items_to_units(framework, model, tmp_path):
+    pytest.importorskip({"langgraph": "langgraph.store.memory", "autogen": "autogen_ext",
+                         "crewai": "crewai", "semantic-kernel": "semantic_kernel"}[framework])
+    from mempursuit_core import get_selector
+    from mempursuit_core.readpath import CandidatePool
+    from mempursuit_eval.base import MemoryUnit
+    from mempursuit_eval.runner import build_backend
+
+    units = [MemoryUnit(uid=i, text=_text(t, x), group=u, session_id=i, source_ids=(i,),
+                        title=t) for u in ("A", "B") for i, t, x in ROWS[u]]
+    backend = build_backend(framework)
+    try:
+        backend.build(units, embedder=model, workdir=tmp_path)
+        pool = backend.pool("A", QUESTION, POOL)
+        assert "A-performer" not in pool.uids and "title_lookup" in pool.signals
+        got = CandidatePool(pool.uids, pool.query_vector, pool.vectors,
+                            native_scores=pool.native_scores, signals=pool.signals).select(
+            get_selector("centered-fusion"), K).items
+        assert got == ["A-song", "A-performer"]
+    finally:
+        backend.close()
