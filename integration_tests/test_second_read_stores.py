@@ -427,3 +427,41 @@ def test_the_harness_backends_map_fetched_items_to_units(framework, model, tmp_p
         assert got == ["A-song", "A-performer"]
     finally:
         backend.close()
+
+
+# -- Agno (LanceDb) ----------------------------------------------------------------------------
+
+def test_agno_follows_within_the_searchs_filters(tmp_path, caplog):
+    pytest.importorskip("agno", reason='needs pip install -e ".[agno]"')
+    pytest.importorskip("lancedb", reason='needs pip install -e ".[agno]"')
+    from agno.knowledge.knowledge import Knowledge
+    from agno.vectordb.lancedb import LanceDb
+
+    from mempursuit_agno import MemPursuitEmbedder, MemPursuitReranker
+
+    db = LanceDb(table_name="docs", uri=str(tmp_path), embedder=MemPursuitEmbedder(
+        options={"threads": 1}))
+    writer = Knowledge(vector_db=db)
+    for u in ("A", "B"):
+        for i, t, x in ROWS[u]:
+            writer.insert(text_content=_text(t, x), name=i, metadata={"title": t, "user": u})
+
+    def read(user, **options):
+        knowledge = Knowledge(vector_db=db, reranker=MemPursuitReranker(pool=POOL, **options))
+        got = knowledge.search(QUESTION, max_results=K, filters={"user": user})
+        # (LanceDb filters its top max(P, K) rows: a pool of 3 over both users may be short)
+        assert len(got) <= K and all(d.meta_data["user"] == user for d in got)
+        return [d.meta_data["title"] for d in got]
+    native = Knowledge(vector_db=db).search(QUESTION, max_results=POOL, filters={"user": "A"})
+    assert PERFORMER not in [d.meta_data["title"] for d in native]
+    scope = {"vector_db": db, "filters": {"user": "A"}}
+    assert read("A", strict=True, **scope) == [SONG, PERFORMER]
+    assert PERFORMER not in read("A", follow=0, **scope)
+    with caplog.at_level("WARNING", logger="mempursuit_agno"):  # no scope: no second read
+        assert PERFORMER not in read("A", vector_db=db)
+    assert "whole_store=True" in caplog.text
+    # A's performer gone: B's (same title, same table) is never fetched for A
+    db.delete_by_name("A-performer")
+    for _ in range(2):
+        got = read("A", strict=True, **scope)
+        assert got[0] == SONG and PERFORMER not in got
