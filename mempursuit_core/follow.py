@@ -46,8 +46,8 @@ from .signals import PoolSignals
 from .validation import checked_row_norms
 
 __all__ = ["DEFAULT_FOLLOW_TIMEOUT", "Fetched", "FollowRequest", "ScopedTitleIndexes", "TitleIndex",
-           "TitleLookup", "extended_signals", "follow_up", "nfc", "note_write", "plain_match", "write_version",
-           "PER_POOL_SIGNALS"]
+           "TitleLookup", "extended_signals", "follow_up", "nfc", "note_write", "plain_match",
+           "write_version", "PER_POOL_SIGNALS"]
 
 logger = logging.getLogger("mempursuit")
 
