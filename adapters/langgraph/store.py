@@ -594,14 +594,14 @@ class MemPursuitStore(BaseStore):
             self._titles = ScopedTitleIndexes(store, _WRITES)
 
         def titles() -> list[Any]:
-            out, offset = [], 0
+            seen: dict[Any, Any] = {}  # (namespace, key) -> title
             while True:
-                page = store.batch([SearchOp(prefix, op.filter, _PAGE, offset, None,
+                page = store.batch([SearchOp(prefix, op.filter, _PAGE, len(seen), None,
                                              refresh_ttl=False)])[0]
-                out += [(i.value or {}).get(key) for i in page]
-                if len(page) < _PAGE:
-                    return out
-                offset += _PAGE
+                new = {(i.namespace, i.key): (i.value or {}).get(key) for i in page}
+                if len(page) < _PAGE or new.keys() <= seen.keys():  # (a store without offset)
+                    return list({**seen, **new}.values())
+                seen.update(new)
 
         def fetch(names: list[str], limit: int) -> Fetched:
             found = store.batch([SearchOp(prefix, {**scope, key: t}, limit, 0, None,

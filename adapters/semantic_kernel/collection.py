@@ -61,8 +61,8 @@ TEXT_FIELDS = ("content", "text", "memory", "document")
 
 #: the collection methods that write (the title indexes follow them)
 _WRITES = ("upsert", "delete", "ensure_collection_deleted")
-#: records listed per search when reading a scope's titles
-_PAGE = 1000
+#: records listed at most when reading a scope's titles (one search with the scope's filter)
+_LISTED = 100_000
 
 
 def _scoped_filter(scope: Any, key: str) -> Optional[Callable[[str], str]]:
@@ -318,19 +318,14 @@ class MemPursuitCollection:
         collection = self.collection
         vector = qv.tolist()
 
-        async def search(filter: Any, top: int, skip: int = 0) -> List[Any]:
-            found = await collection.search(vector=vector, filter=filter, top=top, skip=skip,
+        async def search(filter: Any, top: int, include_vectors: bool = True) -> List[Any]:
+            found = await collection.search(vector=vector, filter=filter, top=top,
                                             vector_property_name=vector_property_name,
-                                            include_vectors=True)
+                                            include_vectors=include_vectors)
             return await _iterate(found.results)
 
-        async def listed() -> List[Any]:
-            out: List[Any] = []
-            while True:
-                page = await search(scope, _PAGE, len(out))
-                out += [_value(h.record, key) for h in page]
-                if len(page) < _PAGE:
-                    return out
+        async def listed() -> List[Any]:  # one search: Chroma's ignores skip
+            return [_value(h.record, key) for h in await search(scope, _LISTED, False)]
 
         def fetch(names: List[str], limit: int) -> Fetched:
             async def each() -> List[List[Any]]:
