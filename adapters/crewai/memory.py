@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -59,6 +60,12 @@ Hit = Tuple[MemoryRecord, float]
 
 #: the storage methods that write (the title indexes follow them)
 _WRITES = ("save", "asave", "update", "delete", "adelete", "reset")
+
+
+def _like(text: str) -> str:
+    """``text`` as a literal inside a LanceDB ``LIKE '...' ESCAPE '\\'`` pattern."""
+    return (text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            .replace("'", "''"))
 
 #: Our own keyword arguments; every other one must be a field of CrewAI's ``Memory``.
 _OURS = ("k", "pool", "policy", "policy_options", "strict", "metadata_keys")
@@ -198,11 +205,12 @@ class PolicyStorage:
 
     def _title_lookup(self, qv: np.ndarray, query: str, filters: Mapping[str, Any],
                       source: Optional[str], include_private: bool) -> Optional[TitleLookup]:
-        """The second read of a search inside its scope: LanceDB ``where`` on the record ids
-        of the asked titles ANDed with the search's ``scope_prefix``; the search's categories,
-        metadata filter and the recall's visibility checked as ``LanceDBStorage.search``
-        checks them; stored vectors read back. None (said once) for another storage or a
-        ``min_score``."""
+        """The second read of a search inside its scope: one LanceDB ``where`` on the storage's
+        table, the asked titles in the stored metadata (a ``LIKE`` on its JSON) ANDed with the
+        search's ``scope_prefix`` (the storage's own predicate); each record's title compared
+        exactly, and the search's categories, metadata filter and the recall's visibility
+        checked as ``LanceDBStorage.search`` checks them; stored vectors with the rows. None
+        (said once) for another storage or a ``min_score``."""
         from crewai.memory.storage import lancedb_storage as lance
 
         inner = self.inner
@@ -222,33 +230,24 @@ class PolicyStorage:
                     and all(record.metadata.get(k) == v for k, v in wanted.items())
                     and _visible(record, source, include_private))
         where = lance._scope_prefix_filter(prefix) if prefix else None
-        ids: Dict[str, List[str]] = {}  # title -> record ids in the scope, as last read
 
         def titles() -> List[Any]:
             rows = inner._scan_rows(prefix or None, columns=[
                 "id", "content", "scope", "categories_str", "metadata_str", "source", "private"])
-            found: Dict[str, List[str]] = {}
-            for row in rows:
-                record = inner._row_to_record(row)
-                title = record.metadata.get(key)
-                if isinstance(title, str) and inside(record):
-                    found.setdefault(title, []).append(record.id)
-            ids.clear()
-            ids.update(found)
-            return list(found)
+            return [r.metadata.get(key) for r in map(inner._row_to_record, rows) if inside(r)]
 
         def fetch(names: List[str], limit: int) -> Fetched:
-            asked = [i for t in names for i in ids.get(t, [])]
-            if not asked or inner._table is None:
+            if inner._table is None:
                 return Fetched([], np.zeros((0, qv.size)))
-            condition = lance._id_in_filter(asked)
-            rows = (inner._table.search().where(condition if where is None
-                                                else f"({condition}) AND ({where})")
-                    .limit(len(asked)).to_list())
-            rank = {i: n for n, i in enumerate(asked)}
+            named = " OR ".join(f"metadata_str LIKE '%{_like(json.dumps({key: t})[1:-1])}%' "
+                                "ESCAPE '\\'" for t in names)
+            rows = (inner._table.search().where(f"({named})" if where is None
+                                                else f"({named}) AND ({where})")
+                    .limit(max(int(inner._table.count_rows()), 1)).to_list())
+            asked = {t: n for n, t in enumerate(names)}
             records = sorted((r for r in map(inner._row_to_record, rows)
-                              if r.embedding is not None and inside(r)),
-                             key=lambda r: rank[r.id])
+                              if r.embedding is not None and r.metadata.get(key) in asked
+                              and inside(r)), key=lambda r: asked[r.metadata[key]])
             vectors = np.asarray([r.embedding for r in records], dtype=np.float32)
             scores = 1.0 / (1.0 + ((vectors - qv) ** 2).sum(axis=1)) if records else []
             return Fetched.of(list(zip(records, map(float, scores))), vectors,
