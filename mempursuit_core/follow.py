@@ -356,10 +356,12 @@ def plain_match(scope: Mapping[str, Any] | None) -> Callable[[Mapping | None], b
     """A check that a fetched item's metadata (or value) agrees with the plain ``field: value``
     conditions of a filter dict (``{"user": "A"}``): the scope check of
     :class:`TitleLookup` (``in_scope``) for stores whose filters are dicts. Operators
-    (``"$and"``, ``{"$gt": 1}``) are left to the store; None where nothing is plain.
+    (``"$and"``, Mem0's ``"AND"`` / ``"OR"`` / ``"NOT"``, ``{"$gt": 1}``) are left to the
+    store; None where nothing is plain.
     """
     plain = {k: v for k, v in (scope or {}).items()
-             if not str(k).startswith("$") and not isinstance(v, Mapping)}
+             if not str(k).startswith("$") and k not in ("AND", "OR", "NOT")
+             and not isinstance(v, Mapping)}
     if not plain:
         return None
 

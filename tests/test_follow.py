@@ -385,7 +385,8 @@ def test_scoped_title_indexes_one_per_scope_following_writes_and_bounded():
 
 
 def test_plain_match_checks_plain_conditions_only():
-    inside = plain_match({"user_id": "A", "$and": [{"x": 1}], "score": {"$gt": 1}})
+    inside = plain_match({"user_id": "A", "$and": [{"x": 1}], "OR": [{"x": 2}],
+                          "score": {"$gt": 1}})
     assert inside({"user_id": "A", "score": 0}) and not inside({"user_id": "B"})
     assert not inside({}) and not inside(None)
     assert plain_match(None) is None and plain_match({"score": {"gte": 2}}) is None
