@@ -315,7 +315,7 @@ class MemPursuitReranker(AgnoReranker):
             docs.sort(key=lambda d: rank[d.meta_data[key]])
             return Fetched.of(docs, [d.embedding for d in docs], self._signals(docs, query))
         if self._titles is None:
-            self._titles = ScopedTitleIndexes(db, _WRITES, count=db.table.count_rows,
+            self._titles = ScopedTitleIndexes(db, _WRITES, count=lambda: db.table.count_rows(),
                                               framework="LanceDb")
         return TitleLookup(self._titles.index((json.dumps(filters, sort_keys=True, default=str),
                                                user_id), titles), fetch,

@@ -121,7 +121,7 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
         self._selector = self._read_options.selector()  # a bad policy name fails here
         self._metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                    else metadata_keys)
-        self._titles: Optional[ScopedTitleIndexes] = None
+        self._titles: Optional[tuple] = None  # (collection, its ScopedTitleIndexes)
         self._noted = False
         super().__init__(config)
 
@@ -205,9 +205,10 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
             return None
         where, where_document = kwargs.get("where"), kwargs.get("where_document")
         collection, key = self._collection, self._metadata_keys.get("titles", "title")
-        if self._titles is None:
-            self._titles = ScopedTitleIndexes(collection, _WRITES, count=collection.count,
-                                              framework="Chroma")
+        if self._titles is None or self._titles[0] is not collection:  # (reopened: a new one)
+            self._titles = (collection, ScopedTitleIndexes(collection, _WRITES,
+                                                           count=collection.count,
+                                                           framework="Chroma"))
 
         def titles() -> List[Any]:
             got = collection.get(where=where, where_document=where_document,
@@ -229,7 +230,7 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
                 [str(m.content) for m in found], text,
                 **metadata_signals([m.metadata for m in found], self._metadata_keys)))
         agrees = plain_match(where)
-        return TitleLookup(self._titles.index((where, where_document), titles), fetch,
+        return TitleLookup(self._titles[1].index((where, where_document), titles), fetch,
                            key=lambda m: (m.metadata or {}).get("id"),
                            in_scope=None if agrees is None else (lambda m: agrees(m.metadata)),
                            timeout=self._read_options.follow_timeout)
