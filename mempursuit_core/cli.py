@@ -19,6 +19,7 @@ def _cmd_adapters(args) -> int:
         print(json.dumps({n: {"framework": s.framework, "installed": s.framework_installed(),
                               "extra": s.extra, "install": s.hint, "summary": s.summary,
                               "swap": s.swap, "docs": s.docs,
+                              "second_read": s.second_read or None,
                               "plugin": found[n][1], "distribution": found[n][2]}
                           for n, s in sorted(adapters.items())}, indent=2))
         return 0
@@ -35,7 +36,8 @@ def _cmd_adapters(args) -> int:
         origin = f"from {found[name][2]} (plugin {found[name][1]!r})"
         for text in ([spec.summary] if spec.summary else []) + (
                 [f"swap: {spec.swap}"] if spec.swap else []) + (
-                [f"docs: {spec.docs}"] if spec.docs else []) + [origin] + (
+                [f"docs: {spec.docs}"] if spec.docs else []) + [
+                f"second read: {spec.second_read or 'no'}"] + [origin] + (
                 [] if installed else [f"install: {spec.hint}"]):
             print(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent + "  "))
     return 0

@@ -122,6 +122,10 @@ class AdapterSpec:
         The one-line swap a user writes (``mempursuit adapters`` prints it).
     docs : str
         Where the adapter is documented (a path in the repository or a URL).
+    second_read : str
+        How the adapter reads the store a second time for the titles its picks name, in a few
+        words (the framework's filter and the scope it keeps); empty where it has none
+        (``mempursuit adapters`` prints it).
     """
 
     name: str
@@ -132,6 +136,7 @@ class AdapterSpec:
     install_hint: str | None = None
     swap: str = ""
     docs: str = ""
+    second_read: str = ""
 
     @property
     def hint(self) -> str:

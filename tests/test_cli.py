@@ -65,6 +65,16 @@ def test_adapters_and_selectors_commands(capsys):
         assert spec["plugin"] == name and spec["distribution"].startswith("mempursuit ")
 
 
+def test_adapters_say_whether_they_have_the_second_read(capsys):
+    assert main(["adapters", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["haystack"]["second_read"] and listing["langgraph"]["second_read"]
+    assert listing["cognee"]["second_read"] is None
+    assert main(["adapters"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("second read: ") == len(listing) and "second read: no" in out
+
+
 def test_python_dash_m_entry_point():
     res = subprocess.run([sys.executable, "-m", "mempursuit_core", "selectors"], cwd=ROOT,
                          capture_output=True, text=True)
