@@ -1,0 +1,147 @@
+"""A rerank request's body -> a checked :class:`RerankRequest`, or one :class:`BadRequest`.
+
+Cohere's fields (``query``, ``documents``, ``top_n``, ``model``, ``return_documents``; the
+rest of Cohere's are accepted and ignored) and the extension fields a client sends when it has
+them: ``query_vector`` and ``vectors`` (the stored vectors, together: nothing is embedded),
+``titles`` (one per document, a string or null), ``policy`` and ``policy_options``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BadRequest", "RerankRequest", "parse_request"]
+
+
+class BadRequest(Exception):
+    """Input the service refuses: an HTTP status (4xx) and a one-line message."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class RerankRequest:
+    """A checked request.
+
+    Attributes
+    ----------
+    query : str
+    texts : list of str, length P
+    top_n : int
+        ``K``: at most P.
+    titles : list of (str or None), length P, or None
+    query_vector : ndarray, shape (d,), or None
+    vectors : ndarray, shape (P, d), or None
+    policy : str or None
+        None: the service's default.
+    policy_options : dict
+    return_documents : bool
+    """
+
+    query: str
+    texts: list[str]
+    top_n: int
+    titles: list[str | None] | None = None
+    query_vector: np.ndarray | None = None
+    vectors: np.ndarray | None = None
+    policy: str | None = None
+    policy_options: dict[str, Any] = field(default_factory=dict)
+    return_documents: bool = False
+
+
+def _document_text(doc: Any, i: int) -> tuple[str, str | None]:
+    """A document's text and title: a string, or an object with ``text`` (and ``title``)."""
+    if isinstance(doc, str):
+        return doc, None
+    if isinstance(doc, dict) and isinstance(doc.get("text"), str):
+        title = doc.get("title")
+        return doc["text"], title if isinstance(title, str) else None
+    raise BadRequest(422, f"documents[{i}] must be a string or an object with a string 'text'")
+
+
+def _finite_floats(value: Any, what: str) -> np.ndarray:
+    """A list of finite numbers -> float64 array (JSON numbers only: no null, no NaN)."""
+    if not isinstance(value, list) or not value:
+        raise BadRequest(422, f"{what} must be a non-empty list of numbers")
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise BadRequest(422, f"{what} must hold numbers only, got {json_type(x)}")
+        if not math.isfinite(x):
+            raise BadRequest(422, f"{what} must hold finite numbers (no NaN, no infinity)")
+    return np.asarray(value, dtype=np.float64)
+
+
+def json_type(x: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    return {type(None): "null", bool: "a boolean", str: "a string", list: "a list",
+            dict: "an object"}.get(type(x), type(x).__name__)
+
+
+def parse_request(body: Any, *, max_documents: int) -> RerankRequest:
+    """Check a parsed JSON body.
+
+    Raises
+    ------
+    BadRequest
+        413 for more than ``max_documents`` documents; 422 for any other bad field.
+    """
+    if not isinstance(body, dict):
+        raise BadRequest(422, f"the body must be a JSON object, got {json_type(body)}")
+    query = body.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise BadRequest(422, "query must be a non-empty string")
+    docs = body.get("documents")
+    if not isinstance(docs, list):
+        raise BadRequest(422, "documents must be a list of strings (or of objects with 'text')")
+    if len(docs) > max_documents:
+        raise BadRequest(413, f"{len(docs)} documents: at most {max_documents} per request")
+    pairs = [_document_text(d, i) for i, d in enumerate(docs)]
+    texts = [t for t, _ in pairs]
+    P = len(texts)
+    top_n = body.get("top_n")
+    if top_n is None:
+        top_n = P
+    elif isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
+        raise BadRequest(422, f"top_n must be an integer >= 1, got {top_n!r}")
+    titles = body.get("titles")
+    if titles is not None:
+        if not isinstance(titles, list) or len(titles) != P or not all(
+                t is None or isinstance(t, str) for t in titles):
+            raise BadRequest(422, f"titles must be a list of {P} strings or nulls, one per "
+                                  "document")
+    elif any(t is not None for _, t in pairs):
+        titles = [t for _, t in pairs]
+    query_vector, vectors = body.get("query_vector"), body.get("vectors")
+    if (query_vector is None) != (vectors is None):
+        raise BadRequest(422, "query_vector and vectors go together (send both, or neither to "
+                              "have the texts embedded)")
+    if vectors is not None:
+        query_vector = _finite_floats(query_vector, "query_vector")
+        if not isinstance(vectors, list) or len(vectors) != P:
+            raise BadRequest(422, f"vectors must be a list of {P} vectors, one per document")
+        rows = [_finite_floats(v, f"vectors[{i}]") for i, v in enumerate(vectors)]
+        d = query_vector.shape[0]
+        for i, row in enumerate(rows):
+            if row.shape[0] != d:
+                raise BadRequest(422, f"vectors[{i}] has {row.shape[0]} numbers, the query_vector "
+                                      f"{d}: every vector must have the same size")
+        vectors = np.stack(rows) if rows else np.zeros((0, d))
+    policy = body.get("policy")
+    if policy is not None and (not isinstance(policy, str) or not policy):
+        raise BadRequest(422, "policy must be a policy name (GET /v1/policies lists them)")
+    options = body.get("policy_options") or {}
+    if not isinstance(options, dict):
+        raise BadRequest(422, "policy_options must be an object of the policy's options")
+    return_documents = body.get("return_documents", False)
+    if not isinstance(return_documents, bool):
+        raise BadRequest(422, "return_documents must be true or false")
+    return RerankRequest(query=query, texts=texts, top_n=min(top_n, P), titles=titles,
+                         query_vector=query_vector, vectors=vectors, policy=policy,
+                         policy_options=options, return_documents=return_documents)
