@@ -85,8 +85,11 @@ def run_serve(args) -> int:
         print(f"mempursuit serve needs uvicorn and starlette: {install_line('serve')}",
               file=sys.stderr)
         return 2
+    from .app import configure_logging
+
     # each worker process builds its app (and its JSON logging) from these
     os.environ.update(config.to_env(), MEMPURSUIT_SERVE_LOG_LEVEL=args.log_level)
+    configure_logging(args.log_level)  # the supervisor's own lines (workers started, restarted)
     log_config = {"version": 1, "disable_existing_loggers": False}  # keep ours
     uvicorn.run("mempursuit_serve.app:create_app_from_env", factory=True, host=args.host,
                 port=args.port, workers=args.workers, access_log=False, log_config=log_config,
