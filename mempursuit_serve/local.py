@@ -76,9 +76,13 @@ class LocalService:
 
     def start(self) -> "LocalService":
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "mempursuit_core", "serve", *self.args], env=self.env,
-            stdout=out, stderr=out, start_new_session=True)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "mempursuit_core", "serve", *self.args], env=self.env,
+                stdout=out, stderr=out, start_new_session=True)
+        finally:
+            if self.log:
+                out.close()  # the child has its own copy
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
