@@ -81,7 +81,8 @@ class Service:
         self.config = config
         self.token = config.token()  # fails at start-up, not at the first request
         self.reader = Reader(config.policy, config.embedder, cache_size=config.cache_size,
-                             selector_cache=config.selector_cache)
+                             selector_cache=config.selector_cache,
+                             embed_threads=config.embed_threads)
         self.reader.selector(None, {})  # a misspelt default policy fails at start-up too
         self.executor = ThreadPoolExecutor(config.threads, thread_name_prefix="mempursuit-read")
         self.metrics = Metrics()

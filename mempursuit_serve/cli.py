@@ -47,6 +47,9 @@ def add_serve_parser(subparsers) -> argparse.ArgumentParser:
                    help="uvicorn worker processes (default 1)")
     p.add_argument("--threads", type=_positive(int), default=d.threads,
                    help=f"read threads per worker (default {d.threads})")
+    p.add_argument("--embed-threads", type=_positive(int),
+                   help="onnxruntime threads per embedding call (default: every core; with "
+                        "several workers, cores / workers)")
     p.add_argument("--policy", default=d.policy, help=f"default read policy (default {d.policy})")
     p.add_argument("--embedder", default=d.embedder,
                    help=f"embedder for requests without vectors (default {d.embedder})")
@@ -72,6 +75,7 @@ def run_serve(args) -> int:
         config = ServeConfig(max_documents=args.max_documents, max_body_bytes=args.max_body_bytes,
                              deadline_s=args.deadline, policy=args.policy, embedder=args.embedder,
                              cache_size=args.cache_size, threads=args.threads,
+                             embed_threads=args.embed_threads,
                              token_env=args.token_env, warm_up=not args.no_warm_up)
         config.token()
     except ValueError as exc:

@@ -38,6 +38,9 @@ class ServeConfig:
         (policy, options) pairs whose built selector is kept.
     threads : int
         Threads that embed and select (requests beyond them queue, under their deadline).
+    embed_threads : int or None
+        onnxruntime threads of one embedding call; None: every core (with several workers,
+        cores / workers keeps them from fighting over the cores).
     token_env : str or None
         The environment variable holding the bearer token; None: no token asked.
     warm_up : bool
@@ -52,6 +55,7 @@ class ServeConfig:
     cache_size: int = 20_000
     selector_cache: int = 32
     threads: int = 2
+    embed_threads: int | None = None
     token_env: str | None = None
     warm_up: bool = True
 
@@ -62,6 +66,9 @@ class ServeConfig:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if not isinstance(self.cache_size, int) or self.cache_size < 0:
             raise ValueError(f"cache_size must be an integer >= 0, got {self.cache_size!r}")
+        if self.embed_threads is not None and (not isinstance(self.embed_threads, int)
+                                               or self.embed_threads < 1):
+            raise ValueError(f"embed_threads must be an integer >= 1, got {self.embed_threads!r}")
         if not self.deadline_s > 0:
             raise ValueError(f"deadline_s must be > 0, got {self.deadline_s!r}")
 

@@ -96,12 +96,15 @@ class Reader:
     embedder : str
         A :func:`~mempursuit_core.adapter.get_embedder` name, loaded on first use.
     cache_size, selector_cache : int
+    embed_threads : int, optional
+        The embedder's threads (default: every core).
     """
 
     def __init__(self, default_policy: str, embedder: str = "minilm", *, cache_size: int = 20_000,
-                 selector_cache: int = 32):
+                 selector_cache: int = 32, embed_threads: int | None = None):
         self.default_policy = default_policy
         self.embedder_name = embedder
+        self.embed_options = {} if embed_threads is None else {"threads": embed_threads}
         self.cache = EmbeddingCache(cache_size)
         self._embedder = None
         self._embedder_lock = threading.Lock()
@@ -114,7 +117,7 @@ class Reader:
         """The embedder, loaded once (its ONNX session is shared by every thread)."""
         with self._embedder_lock:
             if self._embedder is None:
-                embedder = get_embedder(self.embedder_name)
+                embedder = get_embedder(self.embedder_name, **self.embed_options)
                 embedder.encode(["warm up"])  # creates the session before any other thread
                 self._embedder = embedder
             return self._embedder

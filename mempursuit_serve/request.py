@@ -66,22 +66,37 @@ def _document_text(doc: Any, i: int) -> tuple[str, str | None]:
     raise BadRequest(422, f"documents[{i}] must be a string or an object with a string 'text'")
 
 
-def _finite_floats(value: Any, what: str) -> np.ndarray:
-    """A list of finite numbers -> float64 array (JSON numbers only: no null, no NaN)."""
-    if not isinstance(value, list) or not value:
-        raise BadRequest(422, f"{what} must be a non-empty list of numbers")
-    for x in value:
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
-            raise BadRequest(422, f"{what} must hold numbers only, got {json_type(x)}")
-        if not math.isfinite(x):
-            raise BadRequest(422, f"{what} must hold finite numbers (no NaN, no infinity)")
-    return np.asarray(value, dtype=np.float64)
+def _finite_floats(rows: list, what: str) -> np.ndarray:
+    """Equal-length lists of finite JSON numbers -> a float64 array of shape (n, d).
+
+    The types are checked before numpy sees them (numpy would read ``"1"`` and ``true`` as
+    numbers, and ``null`` as NaN)."""
+    types: set = set()
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or not row:
+            raise BadRequest(422, f"{what.format(i)} must be a non-empty list of numbers")
+        types.update(map(type, row))
+    if not types <= {int, float}:
+        odd = next(t for t in types if t not in (int, float))
+        raise BadRequest(422, f"{what.format('')} must hold numbers only, got "
+                              f"{_TYPE_NAMES.get(odd, odd.__name__)}")
+    sizes = {len(row) for row in rows}
+    if len(sizes) > 1:
+        return None  # the caller names the first vector of another size
+    out = np.asarray(rows, dtype=np.float64)
+    if not np.isfinite(out).all():
+        raise BadRequest(422, f"{what.format('')} must hold finite numbers (no NaN, no "
+                              "infinity)")
+    return out
+
+
+_TYPE_NAMES = {type(None): "null", bool: "a boolean", str: "a string", list: "a list",
+               dict: "an object"}
 
 
 def json_type(x: Any) -> str:
     """The JSON name of a parsed value's type, for messages."""
-    return {type(None): "null", bool: "a boolean", str: "a string", list: "a list",
-            dict: "an object"}.get(type(x), type(x).__name__)
+    return _TYPE_NAMES.get(type(x), type(x).__name__)
 
 
 def parse_request(body: Any, *, max_documents: int) -> RerankRequest:
@@ -123,16 +138,17 @@ def parse_request(body: Any, *, max_documents: int) -> RerankRequest:
         raise BadRequest(422, "query_vector and vectors go together (send both, or neither to "
                               "have the texts embedded)")
     if vectors is not None:
-        query_vector = _finite_floats(query_vector, "query_vector")
+        query_vector = _finite_floats([query_vector], "query_vector")[0]
         if not isinstance(vectors, list) or len(vectors) != P:
             raise BadRequest(422, f"vectors must be a list of {P} vectors, one per document")
-        rows = [_finite_floats(v, f"vectors[{i}]") for i, v in enumerate(vectors)]
         d = query_vector.shape[0]
-        for i, row in enumerate(rows):
-            if row.shape[0] != d:
-                raise BadRequest(422, f"vectors[{i}] has {row.shape[0]} numbers, the query_vector "
-                                      f"{d}: every vector must have the same size")
-        vectors = np.stack(rows) if rows else np.zeros((0, d))
+        if P:
+            checked = _finite_floats(vectors, "vectors[{}]")
+            if checked is None or checked.shape[1] != d:
+                i = next(i for i, v in enumerate(vectors) if len(v) != d)
+                raise BadRequest(422, f"vectors[{i}] has {len(vectors[i])} numbers, the "
+                                      f"query_vector {d}: every vector must have the same size")
+        vectors = checked if P else np.zeros((0, d))
     policy = body.get("policy")
     if policy is not None and (not isinstance(policy, str) or not policy):
         raise BadRequest(422, "policy must be a policy name (GET /v1/policies lists them)")

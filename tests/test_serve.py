@@ -156,6 +156,11 @@ BAD = [  # (what, body bytes, status, a fragment of the message)
                               b' "vectors": [[1, 0]]}', 422, "finite"),
     ("null in a vector", json.dumps({"query": "q", "documents": ["a"], "query_vector": [1, 0],
                                      "vectors": [[None, 0]]}).encode(), 422, "numbers only"),
+    ("a string in a vector", json.dumps({"query": "q", "documents": ["a"], "query_vector": [1, 0],
+                                         "vectors": [["1", 0]]}).encode(), 422, "a string"),
+    ("a boolean in the query vector", json.dumps({"query": "q", "documents": ["a"],
+                                                  "query_vector": [True, 0], "vectors": [[1, 0]]}
+                                                 ).encode(), 422, "a boolean"),
     ("vectors without the query's", json.dumps({"query": "q", "documents": ["a"],
                                                 "vectors": [[1, 0]]}).encode(), 422, "together"),
     ("one vector short", json.dumps({"query": "q", "documents": ["a", "b"], **_big_vectors(1)}
