@@ -60,6 +60,7 @@ def run_clients(url: str, bodies: list[bytes], clients: int, max_seconds: float)
     latencies: list[float] = []
     errors: list[str] = []
     flagged = [0]
+    embedded = [0]
     lock = threading.Lock()
     todo = list(range(len(bodies)))
     stop_at = time.perf_counter() + max_seconds
@@ -79,8 +80,9 @@ def run_clients(url: str, bodies: list[bytes], clients: int, max_seconds: float)
                 payload = res.read()
                 ok = res.status == 200 and len(json.loads(payload)["results"]) == 10
                 exceeded = res.getheader("X-Mempursuit-Deadline-Exceeded") == "true"
+                n_embedded = int(res.getheader("X-Mempursuit-Embedded") or 0)
             except (OSError, http.client.HTTPException) as exc:
-                ok, payload, exceeded = False, repr(exc).encode(), False
+                ok, payload, exceeded, n_embedded = False, repr(exc).encode(), False, 0
                 conn.close()
                 conn = http.client.HTTPConnection(host, int(port), timeout=120)
             dt = time.perf_counter() - t0
@@ -88,6 +90,7 @@ def run_clients(url: str, bodies: list[bytes], clients: int, max_seconds: float)
                 if ok:
                     latencies.append(dt)
                     flagged[0] += exceeded
+                    embedded[0] += n_embedded
                 else:
                     errors.append(payload[:200].decode(errors="replace"))
         conn.close()
@@ -100,7 +103,7 @@ def run_clients(url: str, bodies: list[bytes], clients: int, max_seconds: float)
         t.join()
     wall = time.perf_counter() - t0
     return summary(latencies, wall, sent=len(bodies) - len(todo), errors=errors,
-                   deadline_exceeded=flagged[0])
+                   deadline_exceeded=flagged[0], embedded_texts=embedded[0])
 
 
 def summary(latencies: list[float], wall: float, **extra) -> dict:
@@ -124,11 +127,25 @@ def in_process(pools, selector, embedder=None) -> dict:
                              signals=pool_signals(texts, query))
         pool.select(selector, 10)
         latencies.append(time.perf_counter() - t0)
-    return summary(latencies, time.perf_counter() - t_all, sent=len(pools), errors=[])
+    return summary(latencies, time.perf_counter() - t_all, sent=len(pools), errors=[],
+                   embedded_texts=(P + 1) * len(pools) if embedder is not None else 0)
+
+
+def markdown(result: dict) -> str:
+    """The rows of a written result as the Markdown table of docs/serve.md."""
+    lines = ["| where | requests | answered | errors | texts embedded | req/s | p50 ms | p99 ms |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in result["rows"]:
+        lines.append(f"| {r['where']} | {r['requests']} | {r['answered']} | {len(r['errors'])} "
+                     f"| {r.get('embedded_texts', '')} | {r['throughput_rps']} | {r['p50_ms']} "
+                     f"| {r['p99_ms']} |")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--markdown", metavar="JSON",
+                    help="print a written result as docs/serve.md's table, and run nothing")
     ap.add_argument("--clients", type=int, nargs="+", default=[8, 32])
     ap.add_argument("--requests", type=int, default=128,
                     help="requests per row with vectors or a warm cache (default 128)")
@@ -139,6 +156,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-seconds", type=float, default=120, help="per row")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve"))
     args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown(json.loads(Path(args.markdown).read_text())))
+        return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -173,7 +193,8 @@ def main(argv=None) -> int:
         for clients in args.clients:
             plan = [("vectors", [vec_bodies[i % 8] for i in range(args.requests)]),
                     ("texts, warm", [warm_bodies[i % 8] for i in range(args.requests)]),
-                    ("texts, cold", [body_bytes(query, texts_for(rng, f"cold{clients}-{i}"))
+                    ("texts, cold", [body_bytes(f"{query} (cold{clients}-{i})",
+                                                texts_for(rng, f"cold{clients}-{i}"))
                                      for i in range(args.cold_requests)])]
             for name, bodies in plan:
                 row = run_clients(service.url, bodies, clients, args.max_seconds)
@@ -190,13 +211,13 @@ def main(argv=None) -> int:
         rows.append({"where": "in process, 1 thread", "requests": name,
                      **in_process(pools, selector, emb)})
 
-    header = (f"{'where':<22} {'requests':<12} {'answered':>8} {'errors':>6} {'req/s':>8} "
-              f"{'p50 ms':>8} {'p99 ms':>8}")
+    header = (f"{'where':<22} {'requests':<12} {'answered':>8} {'errors':>6} {'embedded':>8} "
+              f"{'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
     print(header)
     print("-" * len(header))
     for r in rows:
         print(f"{r['where']:<22} {r['requests']:<12} {r['answered']:>8} {len(r['errors']):>6} "
-              f"{r['throughput_rps']:>8} {r['p50_ms']:>8} {r['p99_ms']:>8}")
+              f"{r['embedded_texts']:>8} {r['throughput_rps']:>8} {r['p50_ms']:>8} {r['p99_ms']:>8}")
     lost = sum(r["sent"] - r["answered"] - len(r["errors"]) for r in rows)
     print(f"(200 documents per request, top_n 10, policy {DEFAULT_POLICY}; service: "
           f"{args.workers} workers x {args.threads} read thread; {os.cpu_count()} cores; "

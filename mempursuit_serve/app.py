@@ -130,7 +130,7 @@ class Service:
             chunks.append(chunk)
         try:
             return json.loads(b"".join(chunks))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise BadRequest(400, f"the body is not valid JSON: {exc}") from None
 
     async def read(self, req: RerankRequest, started: float) -> tuple[ReadResult, bool]:

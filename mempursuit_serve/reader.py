@@ -114,11 +114,21 @@ class Reader:
 
     # -- the pieces ----------------------------------------------------------------------
     def embedder(self):
-        """The embedder, loaded once (its ONNX session is shared by every thread)."""
+        """The embedder, loaded once (its ONNX session is shared by every thread).
+
+        Raises
+        ------
+        BadRequest
+            503 when it cannot be loaded (``[embed]`` not installed).
+        """
         with self._embedder_lock:
             if self._embedder is None:
-                embedder = get_embedder(self.embedder_name, **self.embed_options)
-                embedder.encode(["warm up"])  # creates the session before any other thread
+                try:
+                    embedder = get_embedder(self.embedder_name, **self.embed_options)
+                    embedder.encode(["warm up"])  # the session, before any other thread
+                except (ImportError, OSError, ValueError) as exc:
+                    raise BadRequest(503, f"no embedder in this service ({exc}): send "
+                                          "query_vector and vectors") from None
                 self._embedder = embedder
             return self._embedder
 

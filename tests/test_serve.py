@@ -145,6 +145,7 @@ BAD = [  # (what, body bytes, status, a fragment of the message)
     ("malformed JSON", b'{"query": "q", "documents": [', 400, "not valid JSON"),
     ("not UTF-8", b'\xff\xfe{"query"', 400, "not valid JSON"),
     ("a list body", b'["q"]', 422, "JSON object"),
+    ("nested too deep", b"[" * 100_000 + b"]" * 100_000, 400, "not valid JSON"),
     ("10,000 documents", json.dumps({"query": "q", "documents": ["d"] * 10_000}).encode(), 413,
      "at most 500"),
     ("mixed vector sizes", json.dumps({"query": "q", "documents": ["a", "b"],
@@ -161,6 +162,9 @@ BAD = [  # (what, body bytes, status, a fragment of the message)
     ("a boolean in the query vector", json.dumps({"query": "q", "documents": ["a"],
                                                   "query_vector": [True, 0], "vectors": [[1, 0]]}
                                                  ).encode(), 422, "a boolean"),
+    ("a zero query vector", json.dumps({"query": "q", "documents": ["a", "b"],
+                                        "query_vector": [0, 0], "vectors": [[1, 0], [0, 1]]}
+                                       ).encode(), 422, "zero norm"),
     ("vectors without the query's", json.dumps({"query": "q", "documents": ["a"],
                                                 "vectors": [[1, 0]]}).encode(), 422, "together"),
     ("one vector short", json.dumps({"query": "q", "documents": ["a", "b"], **_big_vectors(1)}
@@ -201,6 +205,14 @@ def test_the_body_limit():
         assert r.status_code == 413 and "at most 1000" in r.json()["message"]
         ok = c.post("/v1/rerank", json={"query": "q", "documents": ["x"], **_big_vectors(1)})
         assert ok.status_code == 200
+
+
+def test_without_an_embedder_texts_only_requests_get_a_503_and_vectors_still_work():
+    with TestClient(create_app(ServeConfig(embedder="st:", warm_up=False))) as c:
+        r = c.post("/v1/rerank", json={"query": "q", "documents": ["a"]})
+        assert r.status_code == 503 and "send query_vector and vectors" in r.json()["message"]
+        assert c.post("/v1/rerank", json={"query": "q", "documents": ["a", "b"],
+                                          **_big_vectors(2)}).status_code == 200
 
 
 def test_the_bearer_token(monkeypatch):
