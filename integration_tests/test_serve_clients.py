@@ -21,6 +21,8 @@ from mempursuit_core.adapter import (DEFAULT_POLICY, CandidatePool, ReadOptions,
                                      get_embedder, pool_signals)
 from mempursuit_serve.local import LocalService  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a service process, the model loaded twice (it and the test)
+
 TOKEN = "integration-token"
 QUERY = "Where does Alice's sister live and what does she do?"
 TEXTS = ["Alice moved to Paris in 2019.", "Alice lives in Paris.", "Bob plays the violin.",
