@@ -3,7 +3,8 @@
 Starts ``mempursuit serve`` on a free loopback port (``--workers``, default 2), then for 8 and
 32 concurrent clients (threads, one keep-alive connection each) sends requests of 200 documents:
 
-* ``vectors``: the stored vectors sent (384-d), nothing embedded;
+* ``vectors``: the stored vectors sent (384-d) as JSON numbers, nothing embedded;
+* ``vectors, base64``: the same vectors as base64 float32 strings;
 * ``texts, warm``: texts only, every text already in the service's cache;
 * ``texts, cold``: texts only, every text new (201 texts embedded per request).
 
@@ -20,6 +21,7 @@ row (``--requests``) and ``--max-seconds`` per row.
 from __future__ import annotations
 
 import argparse
+import base64
 import http.client
 import json
 import os
@@ -47,9 +49,12 @@ def texts_for(rng, tag: str) -> list[str]:
     return [" ".join(rng.choice(WORDS, 8)) + f" ({tag}-{i})" for i in range(P)]
 
 
-def body_bytes(query: str, texts: list[str], vectors=None) -> bytes:
+def body_bytes(query: str, texts: list[str], vectors=None, *, b64: bool = False) -> bytes:
     body = {"model": "mempursuit", "query": query, "documents": texts, "top_n": 10}
-    if vectors is not None:
+    if vectors is not None and b64:  # little-endian float32, base64 (docs/serve.md)
+        body["query_vector"], body["vectors"] = (
+            base64.b64encode(np.asarray(v, dtype="<f4").tobytes()).decode() for v in vectors)
+    elif vectors is not None:
         body["query_vector"], body["vectors"] = vectors[0].tolist(), vectors[1].tolist()
     return json.dumps(body).encode()
 
@@ -189,9 +194,11 @@ def main(argv=None) -> int:
             if clean == 3:
                 break
         vec_bodies = [body_bytes(q, t, v) for q, t, v in vec_pools]
+        b64_bodies = [body_bytes(q, t, v, b64=True) for q, t, v in vec_pools]
         run_clients(service.url, vec_bodies[:2] * 4, 2, 120)  # compile, connect
         for clients in args.clients:
             plan = [("vectors", [vec_bodies[i % 8] for i in range(args.requests)]),
+                    ("vectors, base64", [b64_bodies[i % 8] for i in range(args.requests)]),
                     ("texts, warm", [warm_bodies[i % 8] for i in range(args.requests)]),
                     ("texts, cold", [body_bytes(f"{query} (cold{clients}-{i})",
                                                 texts_for(rng, f"cold{clients}-{i}"))
@@ -199,7 +206,7 @@ def main(argv=None) -> int:
             for name, bodies in plan:
                 row = run_clients(service.url, bodies, clients, args.max_seconds)
                 rows.append({"where": f"service, {clients} clients", "requests": name, **row})
-                print(f"  {rows[-1]['where']:<22} {name:<12} {row['throughput_rps']:>8} req/s",
+                print(f"  {rows[-1]['where']:<22} {name:<16} {row['throughput_rps']:>8} req/s",
                       file=sys.stderr)
     cold_pools = [(query, texts_for(rng, f"inproc{i}"), None) for i in range(args.cold_requests)]
     warm_vectors = [(q, t, (lambda b: (b[0], b[1:]))(embedder.encode([q] + t)))
@@ -211,12 +218,12 @@ def main(argv=None) -> int:
         rows.append({"where": "in process, 1 thread", "requests": name,
                      **in_process(pools, selector, emb)})
 
-    header = (f"{'where':<22} {'requests':<12} {'answered':>8} {'errors':>6} {'embedded':>8} "
+    header = (f"{'where':<22} {'requests':<16} {'answered':>8} {'errors':>6} {'embedded':>8} "
               f"{'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['where']:<22} {r['requests']:<12} {r['answered']:>8} {len(r['errors']):>6} "
+        print(f"{r['where']:<22} {r['requests']:<16} {r['answered']:>8} {len(r['errors']):>6} "
               f"{r['embedded_texts']:>8} {r['throughput_rps']:>8} {r['p50_ms']:>8} {r['p99_ms']:>8}")
     lost = sum(r["sent"] - r["answered"] - len(r["errors"]) for r in rows)
     print(f"(200 documents per request, top_n 10, policy {DEFAULT_POLICY}; service: "

@@ -2,13 +2,16 @@
 
 Cohere's fields (``query``, ``documents``, ``top_n``, ``model``, ``return_documents``; the
 rest of Cohere's are accepted and ignored) and the extension fields a client sends when it has
-them: ``query_vector`` and ``vectors`` (the stored vectors, together: nothing is embedded),
+them: ``query_vector`` and ``vectors`` (the stored vectors, together: nothing is embedded;
+JSON numbers, or each a base64 string of little-endian float32 values, as OpenAI's
+``encoding_format="base64"``: a fifth of the bytes and no number parsing),
 ``titles`` (one per document, a string or null), ``policy`` and ``policy_options``.
 """
 
 from __future__ import annotations
 
-import math
+import base64
+import binascii
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,27 +69,73 @@ def _document_text(doc: Any, i: int) -> tuple[str, str | None]:
     raise BadRequest(422, f"documents[{i}] must be a string or an object with a string 'text'")
 
 
-def _finite_floats(rows: list, what: str) -> np.ndarray:
-    """Equal-length lists of finite JSON numbers -> a float64 array of shape (n, d).
+def _base64_floats(text: str, what: str) -> np.ndarray:
+    """A base64 string of little-endian float32 values -> a 1-d float32 array."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRequest(422, f"{what} is a string but not base64") from None
+    if not raw or len(raw) % 4:
+        raise BadRequest(422, f"{what}: {len(raw)} bytes, not a whole number of float32 values")
+    out = np.frombuffer(raw, dtype="<f4")
+    if not np.isfinite(out).all():
+        raise BadRequest(422, f"{what} must hold finite numbers (no NaN, no infinity)")
+    return out
+
+
+def _stored_vectors(query_vector: Any, vectors: Any, P: int) -> tuple[np.ndarray, np.ndarray]:
+    """The checked ``(query_vector (d,), vectors (P, d))``, from JSON numbers or base64."""
+    if isinstance(query_vector, str) != isinstance(vectors, str):
+        raise BadRequest(422, "query_vector and vectors must be both lists of numbers or both "
+                              "base64 strings")
+    if isinstance(vectors, str):
+        query_vector = _base64_floats(query_vector, "query_vector")
+        flat = _base64_floats(vectors, "vectors")
+        d = query_vector.shape[0]
+        if flat.shape[0] != P * d:
+            raise BadRequest(422, f"vectors holds {flat.shape[0]} float32 values, not {P} "
+                                  f"documents x {d} (the query_vector's size): every vector "
+                                  "must have the same size")
+        return query_vector, flat.reshape(P, d)
+    query_vector = _finite_floats([query_vector], "query_vector", one=True)[0]
+    if not isinstance(vectors, list) or len(vectors) != P:
+        raise BadRequest(422, f"vectors must be a list of {P} vectors, one per document")
+    d = query_vector.shape[0]
+    if not P:
+        return query_vector, np.zeros((0, d))
+    checked = _finite_floats(vectors, "vectors")
+    if checked is None or checked.shape[1] != d:
+        i = next(i for i, v in enumerate(vectors) if len(v) != d)
+        raise BadRequest(422, f"vectors[{i}] has {len(vectors[i])} numbers, the query_vector "
+                              f"{d}: every vector must have the same size")
+    return query_vector, checked
+
+
+def _finite_floats(rows: list, what: str, *, one: bool = False) -> np.ndarray | None:
+    """Lists of finite JSON numbers -> a float64 array of shape (n, d); None when the rows'
+    lengths differ (the caller names the first of another size). ``one``: ``rows`` holds
+    the single vector named ``what`` (the query's).
 
     The types are checked before numpy sees them (numpy would read ``"1"`` and ``true`` as
     numbers, and ``null`` as NaN)."""
     types: set = set()
     for i, row in enumerate(rows):
         if not isinstance(row, list) or not row:
-            raise BadRequest(422, f"{what.format(i)} must be a non-empty list of numbers")
+            raise BadRequest(422, f"{what if one else f'{what}[{i}]'} must be a non-empty "
+                                  "list of numbers")
         types.update(map(type, row))
     if not types <= {int, float}:
         odd = next(t for t in types if t not in (int, float))
-        raise BadRequest(422, f"{what.format('')} must hold numbers only, got "
+        raise BadRequest(422, f"{what} must hold numbers only, got "
                               f"{_TYPE_NAMES.get(odd, odd.__name__)}")
-    sizes = {len(row) for row in rows}
-    if len(sizes) > 1:
-        return None  # the caller names the first vector of another size
-    out = np.asarray(rows, dtype=np.float64)
+    if len({len(row) for row in rows}) > 1:
+        return None
+    try:
+        out = np.asarray(rows, dtype=np.float64)
+    except OverflowError:  # an integer beyond float64
+        out = np.full(1, np.inf)
     if not np.isfinite(out).all():
-        raise BadRequest(422, f"{what.format('')} must hold finite numbers (no NaN, no "
-                              "infinity)")
+        raise BadRequest(422, f"{what} must hold finite numbers (no NaN, no infinity)")
     return out
 
 
@@ -138,17 +187,7 @@ def parse_request(body: Any, *, max_documents: int) -> RerankRequest:
         raise BadRequest(422, "query_vector and vectors go together (send both, or neither to "
                               "have the texts embedded)")
     if vectors is not None:
-        query_vector = _finite_floats([query_vector], "query_vector")[0]
-        if not isinstance(vectors, list) or len(vectors) != P:
-            raise BadRequest(422, f"vectors must be a list of {P} vectors, one per document")
-        d = query_vector.shape[0]
-        if P:
-            checked = _finite_floats(vectors, "vectors[{}]")
-            if checked is None or checked.shape[1] != d:
-                i = next(i for i, v in enumerate(vectors) if len(v) != d)
-                raise BadRequest(422, f"vectors[{i}] has {len(vectors[i])} numbers, the "
-                                      f"query_vector {d}: every vector must have the same size")
-        vectors = checked if P else np.zeros((0, d))
+        query_vector, vectors = _stored_vectors(query_vector, vectors, P)
     policy = body.get("policy")
     if policy is not None and (not isinstance(policy, str) or not policy):
         raise BadRequest(422, "policy must be a policy name (GET /v1/policies lists them)")

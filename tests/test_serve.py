@@ -4,6 +4,7 @@ answered in one line of JSON with its 4xx status (issue 65)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import subprocess
@@ -87,6 +88,20 @@ def test_the_same_order_as_the_in_process_read(client, path, policy, options):
     assert meta["mempursuit"]["embedded"] == 0 and not meta["mempursuit"]["deadline_exceeded"]
 
 
+def _b64(a) -> str:
+    return base64.b64encode(np.asarray(a, dtype="<f4").tobytes()).decode()
+
+
+def test_base64_float32_vectors_give_the_same_order(client):
+    query, vectors, texts = _pool(seed=5)
+    query, vectors = query.astype(np.float32), vectors.astype(np.float32)
+    body = {"query": "which topics?", "documents": texts, "top_n": 10,
+            "query_vector": _b64(query), "vectors": _b64(vectors)}
+    r = client.post("/v2/rerank", json=body)
+    assert r.status_code == 200, r.text
+    assert [x["index"] for x in r.json()["results"]] == _in_process(query, vectors, texts, 10)
+
+
 def test_titles_go_in_as_the_titles_signal(client):
     query, vectors, texts = _pool(seed=3)
     titles = [f"Topic {i % 5}" if i % 3 else None for i in range(len(texts))]
@@ -153,6 +168,9 @@ BAD = [  # (what, body bytes, status, a fragment of the message)
                                       ).encode(), 422, "same size"),
     ("NaN vectors", b'{"query": "q", "documents": ["a", "b"], "query_vector": [1, 0], '
                     b'"vectors": [[1, 0], [NaN, 0]]}', 422, "finite"),
+    ("an integer beyond float64", json.dumps({"query": "q", "documents": ["a"],
+                                              "query_vector": [1, 0], "vectors": [[10 ** 400, 0]]}
+                                             ).encode(), 422, "finite"),
     ("infinite query vector", b'{"query": "q", "documents": ["a"], "query_vector": [1, Infinity],'
                               b' "vectors": [[1, 0]]}', 422, "finite"),
     ("null in a vector", json.dumps({"query": "q", "documents": ["a"], "query_vector": [1, 0],
@@ -165,6 +183,16 @@ BAD = [  # (what, body bytes, status, a fragment of the message)
     ("a zero query vector", json.dumps({"query": "q", "documents": ["a", "b"],
                                         "query_vector": [0, 0], "vectors": [[1, 0], [0, 1]]}
                                        ).encode(), 422, "zero norm"),
+    ("base64 that is not", json.dumps({"query": "q", "documents": ["a"], "query_vector": "%%",
+                                       "vectors": "AACAPw=="}).encode(), 422, "not base64"),
+    ("base64 of another size", json.dumps({"query": "q", "documents": ["a", "b"],
+                                           "query_vector": "AACAPwAAAAA=",
+                                           "vectors": "AACAPwAAAAAAAIA/"}).encode(), 422,
+     "same size"),
+    ("base64 NaN", json.dumps({"query": "q", "documents": ["a"], "query_vector": "AACAPw==",
+                               "vectors": "AADAfw=="}).encode(), 422, "finite"),
+    ("base64 with a list", json.dumps({"query": "q", "documents": ["a"], "query_vector": [1.0],
+                                       "vectors": "AACAPw=="}).encode(), 422, "both"),
     ("vectors without the query's", json.dumps({"query": "q", "documents": ["a"],
                                                 "vectors": [[1, 0]]}).encode(), 422, "together"),
     ("one vector short", json.dumps({"query": "q", "documents": ["a", "b"], **_big_vectors(1)}
