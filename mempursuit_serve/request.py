@@ -4,7 +4,7 @@ Cohere's fields (``query``, ``documents``, ``top_n``, ``model``, ``return_docume
 rest of Cohere's are accepted and ignored) and the extension fields a client sends when it has
 them: ``query_vector`` and ``vectors`` (the stored vectors, together: nothing is embedded;
 JSON numbers, or each a base64 string of little-endian float32 values, as OpenAI's
-``encoding_format="base64"``: a fifth of the bytes and no number parsing),
+``encoding_format="base64"``: a quarter of the bytes and no number parsing),
 ``titles`` (one per document, a string or null), ``policy`` and ``policy_options``.
 """
 
