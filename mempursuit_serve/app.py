@@ -208,7 +208,10 @@ def create_app(config: ServeConfig | None = None) -> Starlette:
 
     async def rerank(request: Request, shape: str, request_id: str, started: float,
                      fields: dict[str, Any], counts: dict[str, int]) -> Response:
-        body = await service.body(request)
+        try:  # a client that stops sending its body holds the request no longer than this
+            body = await asyncio.wait_for(service.body(request), service.config.deadline_s)
+        except asyncio.TimeoutError:
+            raise BadRequest(408, "the body did not arrive within the deadline") from None
         if shape == "tei" and isinstance(body, dict):
             body = {**body, "documents": body.get("texts"),
                     "return_documents": body.get("return_text", False)}

@@ -8,6 +8,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import threading
 import time
 
@@ -70,3 +71,15 @@ def test_two_workers_one_killed_mid_run_the_other_keeps_answering(tmp_path):
     requests = [line for line in lines if line.get("event") == "rerank"]
     assert requests and all({"ts", "level", "status", "ms", "request_id"} <= set(r)
                             for r in requests)
+
+
+def test_a_body_that_stops_arriving_is_a_408_at_the_deadline():
+    env = {"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    with LocalService("--deadline", "0.5", "--no-warm-up", env=env) as service:
+        with socket.create_connection(("127.0.0.1", service.port), timeout=30) as sock:
+            sock.sendall(b"POST /v1/rerank HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                         b"application/json\r\nContent-Length: 1000\r\n\r\n{\"query\": ")
+            reply = http.client.HTTPResponse(sock)
+            reply.begin()
+            assert reply.status == 408
+            assert json.loads(reply.read())["status"] == 408
