@@ -41,7 +41,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .links import TitleLinks, nfc
+from .links import TitleLinks, _occurs, nfc, title_phrase
 from .signals import PoolSignals
 from .validation import checked_row_norms
 
@@ -85,12 +85,19 @@ class FollowRequest:
         How many candidates to fetch at most.
     then : Selector
         What chooses again over the pool and the fetched candidates.
+    cased : bool
+        A text names a title only where it capitalises what the title does.
+    max_named : int or None
+        A title that this many of the pool's texts name is a weak link (a hub: a country, a
+        common word), not followed; None: every title is.
     """
 
     said: tuple[str, ...]
     exclude: frozenset
     limit: int
     then: Any
+    cased: bool = False
+    max_named: int | None = None
 
 
 @dataclass
@@ -319,7 +326,8 @@ class TitleIndex:
         return list(dict.fromkeys(f for t in titles for f in held.get(t, [t])))
 
     def named(self, texts: Sequence[str], exclude: Iterable[Any] = (), limit: int | None = None,
-              timeout: float | None = None) -> list[str]:
+              timeout: float | None = None, cased: bool = False,
+              keep: Callable[[str], bool] | None = None) -> list[str]:
         """The store's titles that ``texts`` name, without ``exclude`` (the titles the pool
         already has): each text's first name, then each text's second, ... (within a text,
         longer phrases first), so that every text is followed before any text twice.
@@ -333,9 +341,10 @@ class TitleIndex:
         skip = {nfc(t) for t in exclude if isinstance(t, str)}
         queues = []
         for text in texts:
-            found = sorted(index.named(nfc(str(text))),
+            found = sorted(index.named(nfc(str(text)), cased),
                            key=lambda j: (-len(index.phrases[j]), j))
-            queues.append([raw[j] for j in found if raw[j] not in skip])
+            queues.append([raw[j] for j in found if raw[j] not in skip
+                           and (keep is None or keep(raw[j]))])
         out: dict[str, None] = {}
         for turn in range(max(map(len, queues), default=0)):
             for queue in queues:
@@ -490,8 +499,8 @@ class TitleLookup:
             return id(item)
         return key
 
-    def read(self, request: FollowRequest, pool_items: Sequence[Any] | None, dim: int
-             ) -> tuple[list[str], Fetched]:
+    def read(self, request: FollowRequest, pool_items: Sequence[Any] | None, dim: int,
+             pool_texts: Sequence[Any] | None = None) -> tuple[list[str], Fetched]:
         """The titles ``request`` names and their candidates, checked.
 
         Raises
@@ -503,8 +512,15 @@ class TitleLookup:
         start = time.monotonic()
         left = (lambda: None) if self.timeout is None else (
             lambda: self.timeout - (time.monotonic() - start))
+        keep = None
+        if request.max_named is not None and pool_texts is not None:
+            lowered = [nfc(str(t)).lower() for t in pool_texts]
+
+            def keep(title: str) -> bool:  # not a hub: named by fewer than max_named texts
+                phrase = title_phrase(title)
+                return sum(_occurs(phrase, t) for t in lowered) < request.max_named
         names = self.index.named(request.said, exclude=request.exclude, limit=request.limit,
-                                 timeout=left())
+                                 timeout=left(), cased=request.cased, keep=keep)
         if not names:
             return names, Fetched([], np.zeros((0, dim)))
         asked = self.index.forms(names)
@@ -607,7 +623,9 @@ def follow_up(first: Any, query: np.ndarray, candidates: np.ndarray, k: int, *,
     M = np.asarray(candidates)
     P = M.shape[0]
     try:
-        names, fetched = lookup.read(request, items, M.shape[1])
+        texts = (signals["texts"] if request.max_named is not None and "texts" in signals
+                 else None)
+        names, fetched = lookup.read(request, items, M.shape[1], texts)
         if not len(fetched):
             return first
         scores = None

@@ -153,7 +153,8 @@ class PoolContext:
         when no candidate has a usable one."""
         if self._links is False:
             titles = self.values("titles")
-            links = TitleLinks(titles, self.values("texts")) if titles is not None else None
+            links = (TitleLinks(titles, self.values("texts"), cased=self.policy.cased)
+                     if titles is not None else None)
             self._links = links if links else None
         return self._links
 
@@ -433,6 +434,8 @@ class CenteredFusion(PoolSelector):
                                             "titled", "bridge")},
         "gather": _non_negative_or_none, "keep": _integer, "ridge": _real,
         "follow": _count, "follow_from": _count, "residual": _non_negative, "hub": _non_negative,
+        "cased": _true_or_false, "hub_named": _count, "question_first": _true_or_false,
+        "defer": _true_or_false,
     }
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
@@ -441,7 +444,8 @@ class CenteredFusion(PoolSelector):
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
                  speaker: float = 2.0, named: float = 1.0, titled: float = 1.0,
                  bridge: float = 8.0, follow: int = 2, follow_from: int = 3,
-                 residual: float = 0.0, hub: float = 0.0):
+                 residual: float = 0.0, hub: float = 0.0, cased: bool = False,
+                 hub_named: int = 0, question_first: bool = False, defer: bool = False):
         given = locals()
         self._set_options({name: given[name] for name in self._parameter_constraints})
 
@@ -528,8 +532,15 @@ class CenteredFusion(PoolSelector):
         if positions is not None:
             greedy.append(Neighbours(group, positions, self.adjacent))
         if follow is not None:
+            first = ()
+            if self.defer:
+                named = follow.named(text)
+                groups: dict[str, set] = {}
+                for j in named.tolist():
+                    groups.setdefault(follow.phrases[j], set()).add(j)
+                first = list(groups.values())
             greedy.append(Bridge(follow, self.bridge, residual=self.residual, hub=self.hub,
-                                 query=ctx.query, candidates=ctx.candidates))
+                                 query=ctx.query, candidates=ctx.candidates, first=first))
         order = _greedy_order(key, order, min(k, P), greedy)
         return order, steps
 
@@ -586,8 +597,11 @@ class CenteredFusion(PoolSelector):
         if ctx.text:
             said.append(ctx.text)
         titles = ctx.values("titles")
+        if self.question_first and ctx.text:
+            said = [said[-1]] + said[:-1]
         return FollowRequest(tuple(said), frozenset(t for t in titles if isinstance(t, str)),
-                             self.follow, self._then())
+                             self.follow, self._then(), cased=self.cased,
+                             max_named=self.hub_named or None)
 
     def _then(self) -> "CenteredFusion":
         """This policy without the second read: what chooses again over the larger pool."""
@@ -676,9 +690,14 @@ class Bridge:
 
     def __init__(self, links: TitleLinks, reach: float, *, residual: float = 0.0,
                  hub: float = 0.0, query: np.ndarray | None = None,
-                 candidates: np.ndarray | None = None):
+                 candidates: np.ndarray | None = None, first: Sequence[set] = ()):
         self.links, self.reach = links, reach
         self.residual, self.hub = residual, hub
+        # the question's named titles (candidate sets, one per title): raises wait until each
+        # has a pick (or twice as many picks have been made)
+        self.pending = [set(g) for g in first] if len(first) >= 2 else []
+        self.patience = 2 * len(self.pending)
+        self.held: list[tuple[np.ndarray, np.ndarray]] = []
         if residual > 0:
             U = np.asarray(candidates, dtype=np.float64)
             self.U = U / np.linalg.norm(U, axis=1, keepdims=True)
@@ -721,7 +740,17 @@ class Bridge:
             if self.residual > 0:
                 s = align[found] / best if best > 0 else np.zeros(found.size)
                 raise_ *= 1.0 - self.residual + self.residual * s
-            live[found] += raise_
+            self.held.append((found, raise_))
+        if self.pending:
+            self.pending = [g for g in self.pending if i not in g]
+            self.patience -= 1
+            if self.pending and self.patience > 0:
+                return
+            self.pending = []
+        for found, raise_ in self.held:
+            open_ = live[found] > -np.inf
+            live[found[open_]] += raise_[open_]
+        self.held = []
 
 
 class Aspects:
