@@ -35,7 +35,8 @@ rerank-style adapters       :class:`Reranker` (items already retrieved: budget, 
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
 policies                    :class:`Selector`, :class:`Selection`, :class:`NativeSelector`,
                             :func:`get_selector`, :func:`resolve_selector`
-checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`
+checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`,
+                            :func:`did_you_mean` (a misspelt name's nearest known one)
 the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
                             :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`,
                             :func:`install_line` (an extra's install line)
@@ -69,8 +70,8 @@ from .install import install_line
 from .lazy import lazy_exports
 from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, ReadOptions
-from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
-                      resolve_selector)
+from .plugins import (AdapterNotInstalledError, AdapterSpec, did_you_mean, get_adapter_spec,
+                      get_selector, resolve_selector)
 from .readpath import (CandidatePool, PoolSelection, StoredPool, aread_or_native, read_or_native,
                        stored_pool)
 from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_source,
@@ -108,6 +109,7 @@ __all__ = [
     "check_int",
     "check_k",
     "checked_order",
+    "did_you_mean",
     "document_source",
     "document_title",
     "get_adapter_spec",

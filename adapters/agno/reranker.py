@@ -97,7 +97,8 @@ class MemPursuitReranker(AgnoReranker):
             raise TypeError("MemPursuitReranker: embedder= takes an Agno embedder "
                             f"(get_embedding), got {type(embedder).__name__}")
         opts = ReadOptions.build("MemPursuitReranker", k=k, pool=pool, policy=policy,
-                                 policy_options=policy_options, strict=strict, **options)
+                                 policy_options=policy_options, strict=strict, own=self.__init__,
+                                 **options)
         super().__init__(candidate_multiplier=opts.pool, max_candidates=opts.pool)
         self._options = opts
         self._selector = opts.selector()  # a bad policy name or option fails here

@@ -113,7 +113,7 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
                  metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
         self._read_options = ReadOptions.build("MemPursuitChromaDBVectorMemory", k=k, pool=pool,
                                                policy=policy, policy_options=policy_options,
-                                               strict=strict, **options)
+                                               strict=strict, own=self.__init__, **options)
         self._selector = self._read_options.selector()  # a bad policy name fails here
         self._metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                    else metadata_keys)

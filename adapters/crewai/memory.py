@@ -48,8 +48,8 @@ from crewai.memory.unified_memory import Memory
 from pydantic import PrivateAttr
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions,
-                                     metadata_signals, native_scores, pool_signals,
-                                     read_or_native)
+                                     did_you_mean, metadata_signals, native_scores,
+                                     pool_signals, read_or_native)
 
 __all__ = ["CrewAIReadError", "DEFAULT_METADATA_KEYS", "MemPursuitMemory", "PolicyStorage"]
 
@@ -260,9 +260,10 @@ class MemPursuitMemory(Memory):
                  metadata_keys: Optional[Mapping[str, str]] = None, **fields: Any):
         unknown = sorted(set(fields) - set(Memory.model_fields))
         if unknown:
+            near = did_you_mean(unknown[0], [*_OURS, *Memory.model_fields])
             raise TypeError(f"MemPursuitMemory: {unknown[0]}= is neither a read option "
-                            f"({', '.join(_OURS)}) nor a field of CrewAI's Memory: check its "
-                            "spelling")
+                            f"({', '.join(_OURS)}) nor a field of CrewAI's Memory{near}: check "
+                            "its spelling")
         if metadata_keys is not None and not isinstance(metadata_keys, Mapping):
             raise TypeError("MemPursuitMemory: metadata_keys takes {signal: metadata key}, got "
                             f"{type(metadata_keys).__name__}")

@@ -120,7 +120,8 @@ class MemPursuitGraphiti:
                             f"{type(graphiti).__name__}")
         self.graphiti = graphiti
         self.options = ReadOptions.build("MemPursuitGraphiti", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **extra)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **extra)
         self.selector = self.options.selector()
 
     def __getattr__(self, name: str) -> Any:

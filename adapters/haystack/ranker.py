@@ -167,7 +167,8 @@ class MemPursuitRanker:
             raise TypeError("MemPursuitRanker: document_store= takes a Haystack document store "
                             f"(filter_documents), got {type(document_store).__name__}")
         self._options = ReadOptions.build("MemPursuitRanker", k=k, pool=pool, policy=policy,
-                                          policy_options=policy_options, strict=strict, **options)
+                                          policy_options=policy_options, strict=strict,
+                                          own=self.__init__, **options)
         self.top_k = top_k
         self.k, self.pool = self._options.k, self._options.pool
         self.policy, self.strict = self._options.policy, self._options.strict

@@ -329,7 +329,8 @@ class _ReadFields(BaseModel):
 
     def _setup(self, where: str, k, pool, policy, policy_options, strict, options) -> dict:
         built = ReadOptions.build(where, k=k, pool=pool, policy=policy,
-                                  policy_options=policy_options, strict=strict, **options)
+                                  policy_options=policy_options, strict=strict, own=self.__init__,
+                                  **options)
         return {"k": built.k, "pool": built.pool, "policy": built.policy,
                 "policy_options": dict(built.policy_options), "strict": built.strict}, built
 

@@ -248,7 +248,8 @@ class MemPursuitStore(BaseStore):
                             f"{type(store).__name__}")
         self.store = store
         self.options = ReadOptions.build("MemPursuitStore", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **extra)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **extra)
         self.selector = self.options.selector()
         fields = dict(SIGNAL_FIELDS)
         for name, names in (signal_fields or {}).items():

@@ -370,7 +370,8 @@ class MemPursuitLightMemory:
                             f"{type(memory).__name__}")
         self.memory = memory
         self.options = ReadOptions.build("MemPursuitLightMemory", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **options)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **options)
         self.selector = self.options.selector()
         self._warn_if_store_unprotected()
 

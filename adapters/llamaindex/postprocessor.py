@@ -166,7 +166,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                 index, "_embed_model", None)
             docstore = docstore if docstore is not None else getattr(index, "docstore", None)
         built = ReadOptions.build("MemPursuitPostprocessor", k=k, pool=pool, policy=policy,
-                                  policy_options=policy_options, strict=strict, **options)
+                                  policy_options=policy_options, strict=strict, own=self.__init__,
+                                  **options)
         if vector_store is not None and hasattr(vector_store, "index_struct") and hasattr(
                 vector_store, "vector_store"):
             raise ValueError(f"MemPursuitPostprocessor: vector_store= takes the index's store, "

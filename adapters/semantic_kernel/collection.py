@@ -115,7 +115,7 @@ class MemPursuitCollection:
                             f"{text_field!r}")
         self._options = ReadOptions.build("MemPursuitCollection", k=k, pool=pool, policy=policy,
                                           policy_options=policy_options, strict=strict,
-                                          **options)
+                                          own=self.__init__, **options)
         self._selector = self._options.selector()  # a bad policy name or option fails here
         self.collection = collection
         self.text_field = text_field or self._default_text_field(collection.definition)

@@ -332,7 +332,8 @@ class MemPursuitRetriever:
             raise TypeError(f"{type(retriever).__name__} has no retrieve(query) method")
         self.retriever = retriever
         self.options = ReadOptions.build("MemPursuitRetriever", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **options)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **options)
         self.k = DEFAULT_K if self.options.k is None else self.options.k
         self.selector = self.options.selector()
         self.deterministic = bool(deterministic)
