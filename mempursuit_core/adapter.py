@@ -11,7 +11,8 @@ The names, by what they are for:
 ==========================  =================================================================
 read options                :class:`ReadOptions` (``k``, ``pool``, ``policy``,
                             ``policy_options``, ``strict``; ``is_native``), :data:`DEFAULT_POOL`,
-                            :data:`DEFAULT_POLICY`
+                            :data:`DEFAULT_POLICY`, :func:`blank_query` (an empty or blank
+                            query: one warning, and the framework's own result)
 the read path               :class:`CandidatePool` (``select``), :class:`PoolSelection`,
                             :func:`read_or_native` / :func:`aread_or_native` (the framework's own
                             result and one warning on any failure, on the ``mempursuit``
@@ -69,7 +70,7 @@ from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
 from .lexical import LexicalIndex
-from .options import DEFAULT_POOL, ReadOptions
+from .options import DEFAULT_POOL, ReadOptions, blank_query
 from .plugins import (AdapterNotInstalledError, AdapterSpec, did_you_mean, get_adapter_spec,
                       get_selector, resolve_selector)
 from .readpath import (CandidatePool, PoolSelection, StoredPool, aread_or_native, read_or_native,
@@ -106,6 +107,7 @@ __all__ = [
     "VectorResolver",
     "apgvector_read_settings",
     "aread_or_native",
+    "blank_query",
     "check_int",
     "check_k",
     "checked_order",

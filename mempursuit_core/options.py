@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -26,7 +27,7 @@ from .follow import DEFAULT_FOLLOW_TIMEOUT
 from .selectors import NativeSelector
 from .validation import check_int
 
-__all__ = ["DEFAULT_POOL", "ReadOptions"]
+__all__ = ["DEFAULT_POOL", "ReadOptions", "blank_query"]
 
 #: The keywords :meth:`ReadOptions.build` takes itself, whatever the adapter's signature.
 SHARED = ("k", "pool", "policy", "policy_options", "strict", "follow_timeout")
@@ -168,3 +169,27 @@ def _parameter_names(func: Any) -> tuple[str, ...]:
         return ()
     return tuple(p.name for p in params if p.name != "self"
                  and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def blank_query(query: Any, where: str, *, log: logging.Logger | None = None) -> bool:
+    """Whether ``query`` is an empty or blank (whitespace-only) string, saying so in one WARNING.
+
+    There is nothing to choose by: the adapter then returns the framework's own result for the
+    read, unreordered (as with ``policy="native"``). Anything but a string (``None``, a vector,
+    a framework's query object) is not blank here.
+
+    Parameters
+    ----------
+    query : Any
+        The read's query text.
+    where : str
+        The adapter's name, starting the warning.
+    log : Logger, optional
+        Where the warning goes (default the ``mempursuit`` logger).
+    """
+    if not isinstance(query, str) or query.strip():
+        return False
+    (log or logging.getLogger("mempursuit")).warning(
+        "mempursuit: %s: the query is %s, so there is nothing to choose by: the framework's own "
+        "order is returned; pass the question's text", where, "empty" if not query else "blank")
+    return True

@@ -422,4 +422,4 @@ class MemPursuitRanker:
         reranker = self._reranker(max(budget, 1))
         return {"documents": reranker.rerank(
             documents, lambda docs: self.candidate_pool(query, docs, query_embedding, filters),
-            strict=self.strict)}
+            strict=self.strict, query=query)}

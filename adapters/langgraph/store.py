@@ -50,7 +50,7 @@ from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, Sear
                                   get_text_at_path, tokenize_path)
 
 from mempursuit_core.adapter import (TITLE_KEYS, ReadOptions, StoredPool,
-                                    aread_or_native, document_title, pool_signals,
+                                    aread_or_native, blank_query, document_title, pool_signals,
                                     read_or_native, stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
@@ -292,7 +292,7 @@ class MemPursuitStore(BaseStore):
             setattr(self.store, name, value)
 
     def _reorders(self, op: Op) -> bool:
-        return (isinstance(op, SearchOp) and bool(op.query) and op.limit > 0
+        return (isinstance(op, SearchOp) and bool(op.query and op.query.strip()) and op.limit > 0
                 and not self.options.is_native
                 and getattr(self.store, "embeddings", None) is not None)
 
@@ -301,9 +301,14 @@ class MemPursuitStore(BaseStore):
     # through its batching queue on the event loop).
 
     def _unchanged(self, query: str | None, limit: int) -> bool:
-        """True when a search is the store's own call (no query, or no policy and no ``k``)."""
-        if not query:
+        """True when a search is the store's own call (no query, or no policy and no ``k``);
+        an empty or blank query string is said in one warning."""
+        if query is None:
             return True
+        if not query.strip():  # nothing to choose by: the store's own search (``k`` applies)
+            if not self.options.is_native:
+                blank_query(query, "MemPursuitStore")
+            return self.options.k is None
         return self.options.k is None and not self._reorders(SearchOp((), None, limit, 0, query))
 
     def get(self, *args: Any, **kwargs: Any) -> Any:
