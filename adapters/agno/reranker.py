@@ -156,7 +156,7 @@ class MemPursuitReranker(AgnoReranker):
                                       else max(len(documents), 1))
         try:
             return self._reranker(max(budget, 1)).rerank(
-                documents, lambda docs: self.candidate_pool(query, docs))
+                documents, lambda docs: self.candidate_pool(query, docs), query=query)
         except ValueError:
             raise
         except Exception as exc:  # strict=True only: otherwise the read fell back

@@ -32,7 +32,7 @@ from autogen_core.memory import MemoryContent, MemoryQueryResult
 from autogen_ext.memory.chromadb import ChromaDBVectorMemory, ChromaDBVectorMemoryConfig
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions,
-                                     aread_or_native, get_embedder, metadata_signals,
+                                     aread_or_native, blank_query, get_embedder, metadata_signals,
                                      native_scores, pool_signals)
 
 __all__ = ["AutoGenReadError", "DEFAULT_METADATA_KEYS", "MemPursuitChromaDBVectorMemory",
@@ -186,7 +186,8 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
             return self._native_query(query, cancellation_token, size, **kwargs)
 
         async def ours():
-            if self._read_options.is_native:
+            if self._read_options.is_native or blank_query(
+                    getattr(query, "content", query), "MemPursuitChromaDBVectorMemory"):
                 return await native()
             pool = await self.candidate_pool(query, self._read_options.pool_size(budget),
                                              cancellation_token, **kwargs)

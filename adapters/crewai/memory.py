@@ -48,7 +48,7 @@ from crewai.memory.unified_memory import Memory
 from pydantic import PrivateAttr
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions,
-                                     did_you_mean, metadata_signals, native_scores,
+                                     blank_query, did_you_mean, metadata_signals, native_scores,
                                      pool_signals, read_or_native)
 
 __all__ = ["CrewAIReadError", "DEFAULT_METADATA_KEYS", "MemPursuitMemory", "PolicyStorage"]
@@ -308,7 +308,7 @@ class MemPursuitMemory(Memory):
         ``max(P, K)``; CrewAI's composite score then orders them. With ``policy="native"``
         CrewAI's own recall, untouched."""
         storage = self._storage
-        if not isinstance(storage, PolicyStorage):
+        if not isinstance(storage, PolicyStorage) or blank_query(query, "MemPursuitMemory"):
             return super().recall(query, *args, **kwargs)
         given = _RECALL.bind(self, query, *args, **kwargs)
         given.apply_defaults()

@@ -44,7 +44,7 @@ from graphiti_core.search.search_filters import SearchFilters
 from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embeddings_for_nodes
 
 from mempursuit_core.adapter import (ReadOptions, StoredPool, aread_or_native,
-                                     pool_signals, stored_pool)
+                                     blank_query, pool_signals, stored_pool)
 
 __all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
            "POOL_RERANKERS"]
@@ -178,8 +178,8 @@ class MemPursuitGraphiti:
             return await self.graphiti.search_(query, config.model_copy(update={"limit": budget}),
                                                query_vector=query_vector, **call)
 
-        if self.native or not query.strip() or (config.edge_config is None
-                                                and config.node_config is None):
+        if self.native or blank_query(query, "MemPursuitGraphiti", log=logger) or (
+                config.edge_config is None and config.node_config is None):
             return await native()
         async def ours() -> SearchResults:
             qvec = query_vector if query_vector is not None else await self._embed(query)

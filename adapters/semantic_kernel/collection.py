@@ -45,7 +45,8 @@ from semantic_kernel.data._shared import KernelSearchResults
 from semantic_kernel.data.vector import VectorSearchResult
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions,
-                                     aread_or_native, check_int, metadata_signals, pool_signals)
+                                     aread_or_native, blank_query, check_int, metadata_signals,
+                                     pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitCollection", "SemanticKernelReadError"]
 
@@ -260,7 +261,8 @@ class MemPursuitCollection:
                 include_vectors=include_vectors, **kwargs)
 
         async def ours():
-            if self._options.is_native:
+            if self._options.is_native or (
+                    vector is None and blank_query(values, "MemPursuitCollection")):
                 return await native()
             wanted = skip + budget
             pool, total = await self._read(

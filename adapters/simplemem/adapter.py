@@ -48,7 +48,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions,
-                                    Selection, Selector, check_int, pool_signals, read_or_native)
+                                    Selection, Selector, blank_query, check_int, pool_signals,
+                                    read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -445,6 +446,9 @@ class MemPursuitRetriever:
             return SimpleMemSelection(entries=native[:k], pool=state.get("pool"), native=native,
                                       fallback_reason=state["reason"])
 
+        if not self.options.is_native and blank_query(query, "MemPursuitRetriever", log=logger):
+            state["reason"] = "the query is empty or blank"
+            return fallback()
         return read_or_native(ours, fallback, strict=self.options.strict, framework="SimpleMem",
                               log=logger, on_fallback=lambda r: state.update(reason=r))
 
