@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # before importing crewai
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")  # each save would wait out a timeout
 _WARN = warnings.warn
 
 pytest.importorskip("crewai.memory.unified_memory",

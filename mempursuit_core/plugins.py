@@ -81,14 +81,23 @@ _collected: dict[tuple, dict[str, tuple[str, Any]]] = {}
 
 
 class UnknownNameError(KeyError):
-    """An unknown selector or adapter was asked for; the message lists what exists."""
+    """An unknown selector or adapter was asked for; the message lists what exists.
 
-    def __init__(self, kind: str, name: str, known: list[str]):
+    ``near`` names the one to suggest where it is not a near spelling (``zep`` -> ``graphiti``),
+    ``why`` says why in a few words; without it the closest spelling is suggested."""
+
+    def __init__(self, kind: str, name: str, known: list[str], *, near: str | None = None,
+                 why: str = ""):
         self.kind, self.name, self.known = kind, name, sorted(known)
+        self.near, self.why = near, why
         super().__init__(name)
 
     def __str__(self) -> str:
-        return (f"unknown {self.kind} {self.name!r}{did_you_mean(self.name, self.known)}; "
+        if self.near:
+            hint = f" (did you mean {self.near!r}?{' ' + self.why if self.why else ''})"
+        else:
+            hint = did_you_mean(self.name, self.known)
+        return (f"unknown {self.kind} {self.name!r}{hint}; "
                 f"registered: {', '.join(self.known) or '(none)'}")
 
 

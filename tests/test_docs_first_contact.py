@@ -69,3 +69,16 @@ def test_no_path_of_another_machine_and_no_placeholder(doc):
     if doc != "CONTRIBUTING.md":  # a contributor's set-up may have the benchmark folder beside
         assert "../shared/data/" not in text, doc
     assert not re.findall(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$", text, re.M), doc  # a stray placeholder
+
+
+@pytest.mark.parametrize("page, example, variables", [
+    ("haystack", "haystack_quickstart", ["HAYSTACK_TELEMETRY_ENABLED"]),
+    ("crewai", "crewai_quickstart", ["CREWAI_DISABLE_TELEMETRY", "CREWAI_TRACING_ENABLED"]),
+])
+def test_telemetry_and_tracing_are_off_in_the_page_and_its_example(page, example, variables):
+    """Issue 64: a framework's own telemetry (Haystack) and tracing (CrewAI: a 5 s timeout per
+    save without it) are turned off by the page's commands and by the example that runs it."""
+    code = (ROOT / "examples" / f"{example}.py").read_text()
+    for name in variables:
+        assert name in DOCS[f"docs/adapters/{page}.md"], (page, name)
+        assert f'os.environ.setdefault("{name}"' in code, (example, name)
