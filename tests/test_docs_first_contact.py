@@ -82,3 +82,13 @@ def test_telemetry_and_tracing_are_off_in_the_page_and_its_example(page, example
     for name in variables:
         assert name in DOCS[f"docs/adapters/{page}.md"], (page, name)
         assert f'os.environ.setdefault("{name}"' in code, (example, name)
+
+
+def test_the_readme_opens_with_what_it_is_its_set_up_and_a_three_line_result():
+    """Issue 64: what it is, then the set-up commands and what the first one prints (three
+    lines: the summary's heading and verdict), then the tables."""
+    setup, table = README.index("## Set-up: three commands"), README.index("<!-- results table")
+    assert README.index("\n## ") + 1 == setup < table  # the first section, before the tables
+    shown = README[setup:table].split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    assert len(shown) == 3 and shown[0] == "# mempursuit eval: locomo (dialogue.json)"
+    assert shown[2].startswith("**centered-fusion (the default) vs native at K=10, locomo")
