@@ -30,7 +30,8 @@ the second read             :class:`TitleIndex` (a store's titles, indexed once 
                             version: :func:`write_version` counts writes through the store's
                             own methods), :class:`TitleLookup` (the ``"title_lookup"`` signal:
                             the index and one read's fetch by title inside the caller's
-                            scope, with its key, scope check and deadline), :class:`Fetched`
+                            scope, with its key, scope check and deadline), :class:`Fetched`,
+                            :class:`ScopedTitleIndexes` (one index per scope of a store)
 rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
                             fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
@@ -65,7 +66,8 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targ
                   qdrant_search_params, warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
-from .follow import Fetched, TitleIndex, TitleLookup, write_version
+from .follow import (Fetched, ScopedTitleIndexes, TitleIndex, TitleLookup, note_write,
+                     plain_match, write_version)
 from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
@@ -98,6 +100,7 @@ __all__ = [
     "PoolSignals",
     "ReadOptions",
     "Reranker",
+    "ScopedTitleIndexes",
     "Selection",
     "Selector",
     "StoredPool",
@@ -122,8 +125,10 @@ __all__ = [
     "lazy_exports",
     "metadata_signals",
     "native_scores",
+    "note_write",
     "pgvector_read_settings",
     "pgvector_targets",
+    "plain_match",
     "pool_signals",
     "qdrant_search_params",
     "read_or_native",

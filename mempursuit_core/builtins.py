@@ -13,6 +13,9 @@ from .selectors import MMRSelector, NativeSelector, PursuitSelector
 
 #: The read policy the adapters and ``mempursuit eval`` use unless told otherwise.
 DEFAULT_POLICY = CenteredFusion.name
+#: Policies kept for research register under this prefix (``mempursuit selectors`` lists them
+#: apart; the harness's, :mod:`mempursuit_eval.experimental`)
+EXPERIMENTAL_PREFIX = "experimental/"
 
 FACTORIES = {
     "native": (NativeSelector, NativeSelector.description),

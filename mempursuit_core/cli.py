@@ -19,6 +19,7 @@ def _cmd_adapters(args) -> int:
         print(json.dumps({n: {"framework": s.framework, "installed": s.framework_installed(),
                               "extra": s.extra, "install": s.hint, "summary": s.summary,
                               "swap": s.swap, "docs": s.docs,
+                              "second_read": s.second_read or None,
                               "plugin": found[n][1], "distribution": found[n][2]}
                           for n, s in sorted(adapters.items())}, indent=2))
         return 0
@@ -35,7 +36,8 @@ def _cmd_adapters(args) -> int:
         origin = f"from {found[name][2]} (plugin {found[name][1]!r})"
         for text in ([spec.summary] if spec.summary else []) + (
                 [f"swap: {spec.swap}"] if spec.swap else []) + (
-                [f"docs: {spec.docs}"] if spec.docs else []) + [origin] + (
+                [f"docs: {spec.docs}"] if spec.docs else []) + [
+                f"second read: {spec.second_read or 'no'}"] + [origin] + (
                 [] if installed else [f"install: {spec.hint}"]):
             print(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent + "  "))
     return 0
@@ -43,7 +45,7 @@ def _cmd_adapters(args) -> int:
 
 def _cmd_selectors(args) -> int:
     from .builtins import DEFAULT_POLICY
-    from .plugins import EXPERIMENTAL_PREFIX as PREFIX
+    from .builtins import EXPERIMENTAL_PREFIX as PREFIX
     from .plugins import list_selectors
 
     selectors = list_selectors()
@@ -105,23 +107,6 @@ def _cmd_select(args) -> int:
         lo = f"{losses[t]:.6e}" if losses is not None else "-"
         ga = f"{gaps[t]:.3e}" if gaps is not None else "-"
         print(f"{t + 1:>4} {j:>6} {w:>10} {lo:>12} {ga:>12}")
-    return 0
-
-
-def _cmd_bench(args) -> int:
-    from . import bench
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # the full-Gram baseline may then use several BLAS threads
-        threadpool_limits = None
-    if threadpool_limits is not None:
-        with threadpool_limits(1):
-            bench.run(quick=args.quick, threads=args.threads, out=args.out,
-                      reference=not args.no_reference)
-    else:
-        bench.run(quick=args.quick, threads=args.threads, out=args.out,
-                  reference=not args.no_reference)
     return 0
 
 
@@ -226,17 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_cmd_select)
 
-    p = sub.add_parser("bench", help="latency benchmark: prints a table, writes JSON")
-    p.add_argument("--out", default=None,
-                   help="JSON output path (default: no file, the table only)")
-    p.add_argument("--quick", action="store_true", help="a small grid (seconds)")
-    p.add_argument("--threads", type=int, default=None, help="threads for the batch form")
-    p.add_argument("--no-reference", action="store_true", help="skip the full-Gram baseline")
-    p.set_defaults(func=_cmd_bench)
-
     from .plugins import add_commands
 
-    add_commands(sub)  # e.g. ``eval`` from the harness (mempursuit_eval)
+    add_commands(sub)  # e.g. ``eval`` and ``bench`` from the harness (mempursuit_eval)
     return parser
 
 

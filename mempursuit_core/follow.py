@@ -45,8 +45,9 @@ from .links import TitleLinks, nfc
 from .signals import PoolSignals
 from .validation import checked_row_norms
 
-__all__ = ["DEFAULT_FOLLOW_TIMEOUT", "Fetched", "FollowRequest", "TitleIndex", "TitleLookup",
-           "extended_signals", "follow_up", "nfc", "write_version", "PER_POOL_SIGNALS"]
+__all__ = ["DEFAULT_FOLLOW_TIMEOUT", "Fetched", "FollowRequest", "ScopedTitleIndexes", "TitleIndex",
+           "TitleLookup", "extended_signals", "follow_up", "nfc", "note_write", "plain_match",
+           "write_version", "PER_POOL_SIGNALS"]
 
 logger = logging.getLogger("mempursuit")
 
@@ -118,6 +119,27 @@ class Fetched:
     def __len__(self) -> int:
         return len(self.items)
 
+    @classmethod
+    def of(cls, items: Sequence[Any], vectors: Any, signals: Mapping[str, Any], *,
+           native_scores: Any = None) -> "Fetched":
+        """Fetched candidates with the per-candidate values of ``signals``: the adapter's own
+        pool signals built for ``items`` (as for a pool; the per-pool ones, ``"sparse"`` and
+        any lookup are left out).
+
+        Parameters
+        ----------
+        items : sequence, length m
+        vectors : array-like, shape (m, d)
+        signals : mapping
+            E.g. :func:`~mempursuit_core.signals.pool_signals` of the items' texts.
+        """
+        items = list(items)
+        kept = {key: signals[key] for key in signals
+                if key not in PER_POOL_SIGNALS and key not in _DROPPED}
+        matrix = np.asarray(vectors, dtype=np.float32)
+        matrix = matrix.reshape(len(items), -1) if items else matrix.reshape(0, 0)
+        return cls(items, matrix, kept, native_scores)
+
     def rows(self, keep: Sequence[int]) -> "Fetched":
         """The candidates at positions ``keep``, in that order (per-candidate signals too)."""
         n, keep = len(self.items), list(keep)
@@ -167,6 +189,14 @@ def write_version(store: Any, methods: Iterable[str]) -> Callable[[], int]:
         except (AttributeError, TypeError):
             continue
     return lambda: counter[0]
+
+
+def note_write(store: Any) -> None:
+    """Count a write to ``store`` made where :func:`write_version` cannot see it (a wrapper's
+    batch of operations): every title index of the store reads its titles again."""
+    counter = getattr(store, "_mempursuit_writes", None)
+    if isinstance(counter, list):
+        counter[0] += 1
 
 
 def _counting(method: Callable, counter: list) -> Callable:
@@ -320,6 +350,76 @@ class TitleIndex:
         if kind not in self.warned:
             self.warned.add(kind)
             warnings.warn(f"mempursuit: {message}", RuntimeWarning, stacklevel=5)
+
+
+def plain_match(scope: Mapping[str, Any] | None) -> Callable[[Mapping | None], bool] | None:
+    """A check that a fetched item's metadata (or value) agrees with the plain ``field: value``
+    conditions of a filter dict (``{"user": "A"}``): the scope check of
+    :class:`TitleLookup` (``in_scope``) for stores whose filters are dicts. Operators
+    (``"$and"``, Mem0's ``"AND"`` / ``"OR"`` / ``"NOT"``, ``{"$gt": 1}``) are left to the
+    store; None where nothing is plain.
+    """
+    plain = {k: v for k, v in (scope or {}).items()
+             if not str(k).startswith("$") and k not in ("AND", "OR", "NOT")
+             and not isinstance(v, Mapping)}
+    if not plain:
+        return None
+
+    def inside(meta: Mapping | None) -> bool:
+        meta = meta if isinstance(meta, Mapping) else {}
+        return all(k in meta and meta[k] == v for k, v in plain.items())
+    return inside
+
+
+class ScopedTitleIndexes:
+    """One store's :class:`TitleIndex` per scope (a user, a namespace, a filter), the newest
+    ``size`` kept: what every adapter with a second read keeps per store.
+
+    Each index's version is the store's :func:`write_version` over ``writes`` and, where given,
+    its cheap ``count()``, so every index follows every write made through the store's methods.
+
+    Parameters
+    ----------
+    store : object
+        The store whose write methods are counted.
+    writes : iterable of str
+        Its write method names (``"add"``, ``"delete"``, ...).
+    count : callable, optional
+        ``count()``: the store's item count (cheap), or None.
+    framework : str
+        Named in the warnings.
+    size : int
+        How many scopes' indexes are kept (the oldest used goes first).
+    """
+
+    def __init__(self, store: Any, writes: Iterable[str], *,
+                 count: Callable[[], Any] | None = None, framework: str | None = None,
+                 size: int = 64):
+        written = write_version(store, writes)
+        self._version = (written if count is None else (lambda: (count(), written())))
+        self.framework = framework or type(store).__name__
+        self.size = size
+        self._indexes: dict[Hashable, TitleIndex] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._indexes)
+
+    def index(self, scope: Any, titles: Callable[[], Iterable[Any]]) -> TitleIndex:
+        """The index of ``scope`` (any value; unhashable ones by their repr), made with
+        ``titles`` (the store's titles within that scope) the first time it is asked for."""
+        try:
+            key: Hashable = (scope, hash(scope))
+        except TypeError:
+            key = repr(scope)
+        with self._lock:
+            index = self._indexes.pop(key, None)
+            if index is None:
+                index = TitleIndex(titles, version=self._version, framework=self.framework)
+            self._indexes[key] = index
+            while len(self._indexes) > self.size:
+                self._indexes.pop(next(iter(self._indexes)))
+        return index
 
 
 class TitleLookup:

@@ -26,15 +26,3 @@ def register_commands(subparsers):
     Each parser sets ``func`` (``set_defaults(func=...)``) to a callable taking the parsed
     arguments and returning the exit status.
     """
-
-
-@hookspec
-def register_eval_backends(register):
-    """Register evaluation stores (``mempursuit eval --framework NAME``):
-    ``register(name, factory, description="")``.
-
-    ``factory`` is the store class (or a callable taking the ``--backend-opt`` options) or, to
-    keep listing the stores cheap, a ``"module:attr"`` string imported only when the store is
-    built (a store's module imports its framework). The core keeps only the names; the harness
-    (``mempursuit_eval``) builds the stores. The built-in ones come from the harness's plugin.
-    """

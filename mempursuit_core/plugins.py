@@ -10,12 +10,14 @@ Set ``MEMPURSUIT_PLUGINS`` to a comma-separated allow-list of entry-point names 
 those besides the ones the ``mempursuit`` distribution ships; set it to an empty string to load
 no third-party plugin at all (tests do this).
 
-Every hook is called through pluggy (``pm.hook.register_selectors(register=...)`` and so on),
-so a plugin's ``hookwrapper`` / ``wrapper``, ``tryfirst`` / ``trylast`` and pluggy's tracing
-(``pm.trace.root.setwriter(print)``) work as pluggy documents. A name registered twice keeps
-the registration of the plugin that joined the host first (the built-ins, then the
-distribution's own plugins, then third-party ones in the order they loaded), whatever order
-pluggy called them in, and a :class:`RuntimeWarning` says which plugin was ignored.
+Every hook is called through pluggy, one plugin's implementation at a time (a subset hook
+caller), so a plugin's ``hookwrapper`` / ``wrapper`` and pluggy's tracing
+(``pm.trace.root.setwriter(print)``) and monitoring work as pluggy documents, and each
+registration is known to be its plugin's. A name registered twice keeps the registration of
+the plugin that joined the host first (the built-ins, then the distribution's own plugins,
+then third-party ones in the order they loaded), and a :class:`RuntimeWarning` says which
+plugin was ignored. The hooks are the read's (:mod:`mempursuit_core.hookspecs`); the harness
+declares its own (:mod:`mempursuit_eval.hookspecs`).
 :func:`plugin_distribution` says which distribution a plugin came from (``mempursuit
 adapters`` prints it).
 """
@@ -27,7 +29,6 @@ import importlib.metadata
 import importlib.util
 import inspect
 import os
-import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ __all__ = [
     "UnknownNameError",
     "adapter_plugins",
     "add_commands",
+    "collect",
     "get_adapter_spec",
     "get_plugin_manager",
     "check_selector_options",
@@ -51,7 +53,6 @@ __all__ = [
     "is_allowed",
     "known_selector",
     "list_adapters",
-    "list_eval_backends",
     "list_selectors",
     "load_adapter",
     "load_plugins",
@@ -65,8 +66,6 @@ ENTRY_POINT_GROUP = "mempursuit"
 ALLOW_ENV = "MEMPURSUIT_PLUGINS"
 DISTRIBUTION = "mempursuit"
 BUILTIN = "builtin"
-#: Selectors kept for research register under this prefix (``mempursuit selectors`` lists them apart)
-EXPERIMENTAL_PREFIX = "experimental/"
 
 pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
 pm.add_hookspecs(hookspecs)
@@ -136,6 +135,10 @@ class AdapterSpec:
         The one-line swap a user writes (``mempursuit adapters`` prints it).
     docs : str
         Where the adapter is documented (a path in the repository or a URL).
+    second_read : str
+        How the adapter reads the store a second time for the titles its picks name, in a few
+        words (the framework's filter and the scope it keeps); empty where it has none
+        (``mempursuit adapters`` prints it).
     """
 
     name: str
@@ -146,6 +149,7 @@ class AdapterSpec:
     install_hint: str | None = None
     swap: str = ""
     docs: str = ""
+    second_read: str = ""
 
     @property
     def hint(self) -> str:
@@ -219,65 +223,55 @@ def get_plugin_manager() -> pluggy.PluginManager:
     return load_plugins()
 
 
-def _collect(hook: str, *, everything: bool = True) -> dict[str, tuple[str, Any]]:
-    """``{name: (plugin name, registered value)}`` from a real call of the hook.
+def collect(hook: str, *, everything: bool = True) -> dict[str, tuple[str, Any]]:
+    """``{name: (plugin name, registered value)}`` from real calls of the ``register``-style
+    ``hook`` (``register(name, value, description)``, or ``register(spec)`` for adapters).
 
-    The hook is called through pluggy (``pm.hook.<hook>(register=...)``), so hookwrappers,
-    ``tryfirst`` / ``trylast`` and tracing apply. Each ``register(...)`` is attributed to the
-    plugin whose implementation made it; on a clash the plugin registered with the host first
-    keeps the name (built-ins, then the distribution's own plugins, then third-party ones in
-    load order), whatever order pluggy called them in, and a :class:`RuntimeWarning` (once) names
-    the one ignored. Names come in that same order.
+    Each plugin's implementation is called through pluggy on its own (a subset hook caller:
+    its ``wrapper`` / ``hookwrapper`` and pluggy's tracing and monitoring apply), so every
+    registration is the plugin's that made it. On a clash the plugin registered with the host
+    first keeps the name (built-ins, then the distribution's own plugins, then third-party ones
+    in load order), and a :class:`RuntimeWarning` (once) names the one ignored. Names come in
+    that order. ``everything=False``: the plugins loaded so far (the built-ins at least).
     """
     if everything:
         load_plugins()
     key = (hook, everything, tuple((name, id(p)) for name, p in pm.list_name_plugin()))
     if key in _collected:
         return dict(_collected[key])
-    found = _call_and_rank(hook)
+    found = _call_each(hook)
     if len(_collected) > 32:  # plugins registered and removed in code, many times (tests)
         _collected.clear()
     _collected[key] = found
     return dict(found)
 
 
-def _call_and_rank(hook: str) -> dict[str, tuple[str, Any]]:
-    caller = getattr(pm.hook, hook)
-    owners = {id(impl.function.__code__): impl.plugin_name for impl in caller.get_hookimpls()}
-    rank = {name: i for i, (name, _) in enumerate(pm.list_name_plugin())}
-    made: list[tuple[str, str, Any]] = []  # (plugin, name, value) in call order
-    caller(register=_registrar(hook, owners, made))
+def _call_each(hook: str) -> dict[str, tuple[str, Any]]:
+    caller = getattr(pm.hook, hook, None)
+    if caller is None:
+        return {}
+    plugins = [(name, plugin) for name, plugin in pm.list_name_plugin()
+               if any(impl.plugin is plugin for impl in caller.get_hookimpls())]
     found: dict[str, tuple[str, Any]] = {}
-    for plugin, name, value in sorted(made, key=lambda m: rank.get(m[0], len(rank))):
-        if name not in found:
-            found[name] = (plugin, value)
-        elif found[name][0] != plugin and (hook, name, plugin) not in _warned:
-            _warned.add((hook, name, plugin))
-            warnings.warn(f"plugin {plugin!r} registers {name!r}, which plugin "
-                          f"{found[name][0]!r} already registered; {found[name][0]!r} is kept",
-                          RuntimeWarning, stacklevel=3)
+    for name, plugin in plugins:  # the order plugins joined the host: the first keeps a name
+        made: list[tuple[str, Any]] = []
+        if hook == "register_adapters":
+            def register(spec: AdapterSpec) -> None:
+                made.append((spec.name, spec))
+        else:
+            def register(key: str, factory: Callable[..., Any], description: str = "") -> None:
+                made.append((key, (factory, description)))
+        others = [p for _, p in plugins if p is not plugin]
+        pm.subset_hook_caller(hook, remove_plugins=others)(register=register)
+        for key, value in made:
+            if key not in found:
+                found[key] = (name, value)
+            elif found[key][0] != name and (hook, key, name) not in _warned:
+                _warned.add((hook, key, name))
+                warnings.warn(f"plugin {name!r} registers {key!r}, which plugin "
+                              f"{found[key][0]!r} already registered; {found[key][0]!r} is kept",
+                              RuntimeWarning, stacklevel=3)
     return found
-
-
-def _plugin_calling(owners: dict[int, str]) -> str:
-    """The plugin whose hook implementation is on the stack (it may call ``register`` from a
-    helper of its own)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        if id(frame.f_code) in owners:  # by identity: equal code in two plugins compares ==
-            return owners[id(frame.f_code)]
-        frame = frame.f_back
-    return "?"
-
-
-def _registrar(hook: str, owners: dict[int, str], made: list) -> Callable[..., None]:
-    if hook == "register_adapters":
-        def register(spec: AdapterSpec) -> None:
-            made.append((_plugin_calling(owners), spec.name, spec))
-    else:
-        def register(name: str, factory: Callable[..., Any], description: str = "") -> None:
-            made.append((_plugin_calling(owners), name, (factory, description)))
-    return register
 
 
 def plugin_distribution(plugin: str) -> str:
@@ -300,12 +294,12 @@ def adapter_plugins() -> dict[str, tuple[AdapterSpec, str, str]]:
     """Registered adapters by name with where each came from:
     ``{name: (spec, plugin name, distribution)}`` (:func:`plugin_distribution`)."""
     return {name: (spec, plugin, plugin_distribution(plugin))
-            for name, (plugin, spec) in _collect("register_adapters").items()}
+            for name, (plugin, spec) in collect("register_adapters").items()}
 
 
 def list_adapters() -> dict[str, AdapterSpec]:
     """Registered adapters by name."""
-    return {name: spec for name, (_, spec) in _collect("register_adapters").items()}
+    return {name: spec for name, (_, spec) in collect("register_adapters").items()}
 
 
 def list_selector_factories(*, plugins: bool = True) -> dict[str, tuple[Callable[..., Any], str]]:
@@ -314,14 +308,14 @@ def list_selector_factories(*, plugins: bool = True) -> dict[str, tuple[Callable
     ``plugins=False``: without loading any entry point (the built-ins, and the plugins loaded
     so far)."""
     return {name: value
-            for name, (_, value) in _collect("register_selectors", everything=plugins).items()}
+            for name, (_, value) in collect("register_selectors", everything=plugins).items()}
 
 
 def known_selector(name: str) -> bool:
     """Whether ``name`` is a registered selector: the built-ins first (no plugin loaded for
     them), then every plugin's."""
-    return (name in _collect("register_selectors", everything=False)
-            or name in _collect("register_selectors"))
+    return (name in collect("register_selectors", everything=False)
+            or name in collect("register_selectors"))
 
 
 def list_selectors() -> dict[str, str]:
@@ -329,19 +323,10 @@ def list_selectors() -> dict[str, str]:
     return {name: desc for name, (_, desc) in sorted(list_selector_factories().items())}
 
 
-def list_eval_backends() -> dict[str, tuple[Any, str]]:
-    """Registered evaluation stores by name: ``{name: (factory or "module:attr", description)}``.
-
-    The harness builds them (``mempursuit_eval.backends.backend_factory``); the core only
-    collects the ``register_eval_backends`` hook.
-    """
-    return {name: value for name, (_, value) in _collect("register_eval_backends").items()}
-
-
 def _selector_factory(name: str) -> Callable[..., Any]:
-    found = _collect("register_selectors", everything=False)
+    found = collect("register_selectors", everything=False)
     if name not in found:
-        found = _collect("register_selectors")
+        found = collect("register_selectors")
     if name not in found:
         raise UnknownNameError("selector", name, list(found))
     return found[name][1][0]

@@ -398,6 +398,13 @@ class CenteredFusion(PoolSelector):
         late gives the first read's order and one warning.
     follow_from : int, default 3
         How many of the first read's picks the second read follows.
+    residual : float, default 0
+        Values each ``bridge`` raise by what the raised candidate adds to what the picks still
+        miss (its alignment with the query's residual after the picks, relative to the
+        pool's best): 0 off, 1 fully (:class:`Bridge`).
+    hub : float, default 0
+        Weakens a ``bridge`` raise to a title many of the pool's texts name: divided by
+        ``(1 + m) ** hub``, ``m`` those texts (:class:`Bridge`).
     gamma : float, default 0
         With ``gamma > 0`` the fused order is the prior of ``experimental/pursuit-rank`` on the
         centred unit features; 0 returns the fused order (and ``k``-selections are nested).
@@ -425,7 +432,7 @@ class CenteredFusion(PoolSelector):
                                             "adjacent", "aspects", "speaker", "named",
                                             "titled", "bridge")},
         "gather": _non_negative_or_none, "keep": _integer, "ridge": _real,
-        "follow": _count, "follow_from": _count,
+        "follow": _count, "follow_from": _count, "residual": _non_negative, "hub": _non_negative,
     }
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
@@ -433,7 +440,8 @@ class CenteredFusion(PoolSelector):
                  ridge: float = 1e-10, dates: float = 3.0, date_window: float = 7.0,
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
                  speaker: float = 2.0, named: float = 1.0, titled: float = 1.0,
-                 bridge: float = 8.0, follow: int = 2, follow_from: int = 3):
+                 bridge: float = 8.0, follow: int = 2, follow_from: int = 3,
+                 residual: float = 0.0, hub: float = 0.0):
         given = locals()
         self._set_options({name: given[name] for name in self._parameter_constraints})
 
@@ -520,7 +528,8 @@ class CenteredFusion(PoolSelector):
         if positions is not None:
             greedy.append(Neighbours(group, positions, self.adjacent))
         if follow is not None:
-            greedy.append(Bridge(follow, self.bridge))
+            greedy.append(Bridge(follow, self.bridge, residual=self.residual, hub=self.hub,
+                                 query=ctx.query, candidates=ctx.candidates))
         order = _greedy_order(key, order, min(k, P), greedy)
         return order, steps
 
@@ -655,21 +664,64 @@ class Neighbours:
 class Bridge:
     """Reorder step: with the pool's title links, each pick raises the candidates its text
     names by ``reach / sqrt(n)`` (``n`` distinct titles among those not yet picked) and the
-    candidates whose text names its title by half that (the ``bridge`` option)."""
+    candidates whose text names its title by half that (the ``bridge`` option).
 
-    def __init__(self, links: TitleLinks, reach: float):
+    With ``residual > 0`` a raise is valued by what the candidate adds to what the picks still
+    miss: it is scaled by ``1 - residual + residual * s``, ``s`` in [0, 1] the candidate's
+    alignment with the query's residual after the picks (the part of the query the picks'
+    span leaves), relative to the best such alignment in the pool. With ``hub > 0`` a link to a
+    title that many of the pool's texts name is weak: the raise is divided by
+    ``(1 + m) ** hub``, ``m`` the number of other candidates whose text names it.
+    """
+
+    def __init__(self, links: TitleLinks, reach: float, *, residual: float = 0.0,
+                 hub: float = 0.0, query: np.ndarray | None = None,
+                 candidates: np.ndarray | None = None):
         self.links, self.reach = links, reach
+        self.residual, self.hub = residual, hub
+        if residual > 0:
+            U = np.asarray(candidates, dtype=np.float64)
+            self.U = U / np.linalg.norm(U, axis=1, keepdims=True)
+            self.r = np.asarray(query, dtype=np.float64).copy()  # the query's residual
+            self.basis: list[np.ndarray] = []  # the picks' span, orthonormal
+        self._named: dict[int, int] = {}
 
     def gain(self) -> None:
         return None
 
+    def _hubness(self, found: np.ndarray) -> np.ndarray:
+        for j in found.tolist():
+            if j not in self._named:
+                self._named[j] = len(self.links.naming(j))
+        return np.array([self._named[j] for j in found.tolist()], dtype=np.float64)
+
     def picked(self, i: int, live: np.ndarray) -> None:
+        if self.residual > 0:
+            # the query less its projection on the picks' span (Gram-Schmidt, one pick a time)
+            b = self.U[i].copy()
+            for e in self.basis:
+                b -= (b @ e) * e
+            nb = np.linalg.norm(b)
+            if nb > 1e-12:
+                b /= nb
+                self.basis.append(b)
+                self.r -= (self.r @ b) * b
+            align = np.maximum(self.U @ self.r, 0.0)
+            open_ = live > -np.inf
+            best = float(align[open_].max()) if open_.any() else 0.0
         # forward: what the pick names; backward, at half weight: what names the pick
         for found, gain in ((self.links.links(i), self.reach),
                             (self.links.naming(i), self.reach / 2)):
             found = found[live[found] > -np.inf]
-            if found.size:
-                live[found] += gain / math.sqrt(self.links.distinct(found))
+            if not found.size:
+                continue
+            raise_ = np.full(found.size, gain / math.sqrt(self.links.distinct(found)))
+            if self.hub > 0:
+                raise_ /= (1.0 + self._hubness(found)) ** self.hub
+            if self.residual > 0:
+                s = align[found] / best if best > 0 else np.zeros(found.size)
+                raise_ *= 1.0 - self.residual + self.residual * s
+            live[found] += raise_
 
 
 class Aspects:

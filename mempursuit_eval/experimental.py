@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from mempursuit_core.plugins import EXPERIMENTAL_PREFIX as PREFIX
+from mempursuit_core.builtins import EXPERIMENTAL_PREFIX as PREFIX
 from mempursuit_core.pursuit import rank_prior, select
 from mempursuit_core.selectors import PoolSelector, Selection
 from mempursuit_core.signals import time_buckets

@@ -1,5 +1,7 @@
-"""The harness as a plugin of the ``mempursuit`` command: it adds ``mempursuit eval`` and
-``mempursuit convert``, and registers the built-in stores for ``--framework``."""
+"""The harness as a plugin of the ``mempursuit`` command: it adds ``mempursuit eval``,
+``mempursuit convert`` and ``mempursuit bench``, declares its own hook
+(``register_eval_backends``, :mod:`mempursuit_eval.hookspecs`) and registers the built-in stores
+for ``--framework`` through it."""
 
 from mempursuit_core.hookspecs import hookimpl
 
@@ -41,11 +43,13 @@ BACKENDS = {
 
 @hookimpl
 def register_commands(subparsers):
+    from .bench import add_bench_parser
     from .cli import add_eval_parser
     from .convert import add_convert_parser
 
     add_eval_parser(subparsers)
     add_convert_parser(subparsers)
+    add_bench_parser(subparsers)
 
 
 @hookimpl

@@ -65,6 +65,16 @@ def test_adapters_and_selectors_commands(capsys):
         assert spec["plugin"] == name and spec["distribution"].startswith("mempursuit ")
 
 
+def test_adapters_say_whether_they_have_the_second_read(capsys):
+    assert main(["adapters", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["haystack"]["second_read"] and listing["langgraph"]["second_read"]
+    assert listing["cognee"]["second_read"] is None
+    assert main(["adapters"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("second read: ") == len(listing) and "second read: no" in out
+
+
 def test_python_dash_m_entry_point():
     res = subprocess.run([sys.executable, "-m", "mempursuit_core", "selectors"], cwd=ROOT,
                          capture_output=True, text=True)
@@ -80,7 +90,7 @@ def test_bench_writes_no_file_unless_asked(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_bench_quick_writes_json(tmp_path):
-    from mempursuit_core import bench
+    from mempursuit_eval import bench
 
     lines = []
     result = bench.run(quick=True, out=tmp_path / "b.json", reference=False, echo=lines.append)

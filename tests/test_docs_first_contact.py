@@ -44,7 +44,7 @@ def test_the_readme_has_an_install_line_for_every_extra():
 
 
 def test_the_framework_lists_name_every_evaluation_store():
-    from mempursuit_core.plugins import list_eval_backends
+    from mempursuit_eval.backends import list_eval_backends
 
     stores = {n for n in list_eval_backends() if "+" not in n and n != "plain"}
     harness = (ROOT / "docs" / "harness.md").read_text(encoding="utf-8")

@@ -18,7 +18,8 @@ import pytest
 from mempursuit_core import plugins
 from mempursuit_core.cli import main as cli_main
 from mempursuit_core.hookspecs import hookimpl
-from mempursuit_core.plugins import UnknownNameError, get_plugin_manager, list_eval_backends
+from mempursuit_core.plugins import UnknownNameError, get_plugin_manager
+from mempursuit_eval.backends import list_eval_backends
 from mempursuit_eval.backends import backend_factory, list_backends
 from mempursuit_eval.runner import build_backend, check_framework, run_eval
 from mempursuit_eval.store import PlainStore

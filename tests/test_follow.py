@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from mempursuit_core import get_selector
-from mempursuit_core.follow import (Fetched, TitleIndex, TitleLookup, extended_signals, follow_up,
+from mempursuit_core.follow import (Fetched, ScopedTitleIndexes, TitleIndex, TitleLookup,
+                                    extended_signals, follow_up, note_write, plain_match,
                                     write_version)
 from mempursuit_core.readpath import CandidatePool
 
@@ -354,3 +355,47 @@ def test_a_read_that_returns_fewer_items_than_asked_without_a_reason_is_refused(
     with pytest.raises(ValueError, match="returned 2 of the 3 items"):
         pool.select(Short(), 3)
     assert len(pool.select(Stopped(), 3).items) == 2  # a stop the policy states is kept
+
+
+# -- the helpers every adapter with a second read shares ----------------------------------------
+
+class _ScopedStore:
+    def __init__(self):
+        self.rows = {"u1": ["Alpha"], "u2": ["Beta"]}
+
+    def add(self, scope, title):
+        self.rows[scope].append(title)
+
+
+def test_scoped_title_indexes_one_per_scope_following_writes_and_bounded():
+    store = _ScopedStore()
+    indexes = ScopedTitleIndexes(store, ["add"], size=2)
+    one = indexes.index("u1", lambda: store.rows["u1"])
+    assert indexes.index("u1", lambda: []) is one  # the same scope: the same index
+    assert one.named(["Alpha and Gamma"]) == ["Alpha"]
+    store.add("u1", "Gamma")  # a write through the store's own method: read again
+    assert one.named(["Alpha and Gamma"]) == ["Alpha", "Gamma"]
+    store.rows["u1"].append("Delta")  # a write it cannot see, until note_write says so
+    assert one.named(["Delta"]) == []
+    note_write(store)
+    assert one.named(["Delta"]) == ["Delta"]
+    indexes.index({"user": "u2"}, lambda: store.rows["u2"])  # an unhashable scope
+    indexes.index("u3", lambda: [])
+    assert len(indexes) == 2 and indexes.index("u1", lambda: []) is not one  # the oldest went
+
+
+def test_plain_match_checks_plain_conditions_only():
+    inside = plain_match({"user_id": "A", "$and": [{"x": 1}], "OR": [{"x": 2}],
+                          "score": {"$gt": 1}})
+    assert inside({"user_id": "A", "score": 0}) and not inside({"user_id": "B"})
+    assert not inside({}) and not inside(None)
+    assert plain_match(None) is None and plain_match({"score": {"gte": 2}}) is None
+
+
+def test_fetched_of_keeps_the_per_candidate_signals():
+    from mempursuit_core.signals import pool_signals
+
+    got = Fetched.of(["a", "b"], np.ones((2, 3)), pool_signals(["x", "y"], "q", titles=["A", "B"],
+                                                               title_lookup=object()))
+    assert set(got.signals) == {"texts", "titles"} and got.vectors.shape == (2, 3)
+    assert len(Fetched.of([], [], {})) == 0

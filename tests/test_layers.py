@@ -168,11 +168,12 @@ def test_experimental_policies_are_the_harness_s_not_built_in():
     built-ins do not hold them, and asking for one by name loads that plugin."""
     from mempursuit_eval.experimental import SELECTORS
 
-    assert SELECTORS and all(n.startswith(plugins.EXPERIMENTAL_PREFIX) for n in SELECTORS)
-    from mempursuit_core.builtins import FACTORIES
+    from mempursuit_core.builtins import EXPERIMENTAL_PREFIX, FACTORIES
+
+    assert SELECTORS and all(n.startswith(EXPERIMENTAL_PREFIX) for n in SELECTORS)
 
     assert not set(SELECTORS) & set(FACTORIES)
-    found = plugins._collect("register_selectors")
+    found = plugins.collect("register_selectors")
     assert {found[n][0] for n in SELECTORS} == {"eval"}
     assert isinstance(mempursuit_core.get_selector("experimental/native-dedup"),
                       SELECTORS["experimental/native-dedup"])
@@ -248,3 +249,14 @@ def test_nested_is_an_attribute_of_the_selector():
     q, M = np.ones(5), np.eye(5) + 0.01 * np.arange(25).reshape(5, 5)
     sel = get("centered-fusion")
     assert sel.select(q, M, 2).order.tolist() == sel.select(q, M, 5).order[:2].tolist()
+
+
+def test_the_core_declares_only_the_read_s_hooks_and_carries_no_harness():
+    """The harness's hook (``register_eval_backends``) and its benchmark are the harness's."""
+    import mempursuit_core.hookspecs as specs
+
+    assert not hasattr(specs, "register_eval_backends")
+    assert not hasattr(plugins, "list_eval_backends")
+    assert not (Path(mempursuit_core.__file__).parent / "bench.py").exists()
+    source = (Path(mempursuit_core.__file__).parent / "plugins.py").read_text()
+    assert "_getframe" not in source  # registrations are attributed by calling each plugin

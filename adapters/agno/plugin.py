@@ -9,6 +9,9 @@ SPEC = AdapterSpec(
     extra="agno",
     swap="Knowledge(vector_db=db, reranker=MemPursuitReranker(k=10))",
     docs="docs/adapters/agno.md",
+    second_read=("LanceDb with vector_db= and the search's filters= / user_id=: a LanceDB where "
+                 "on the titles in meta_data and the owner clause, filters checked as LanceDb "
+                 "checks them"),
     summary="Agno: a Knowledge reranker that reorders the widened pool its vector db returns",
 )
 

@@ -32,7 +32,9 @@ db returns ``K`` documents and they are passed through, exactly Agno without a r
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+from hashlib import md5
 from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
@@ -40,8 +42,9 @@ from agno.knowledge.document import Document
 from agno.knowledge.reranker.base import Reranker as AgnoReranker
 from pydantic import PrivateAttr
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions, Reranker,
-                                     metadata_signals, pool_signals)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
+                                     Reranker, ScopedTitleIndexes, TitleLookup, metadata_signals,
+                                     pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitReranker", "AgnoReadError"]
 
@@ -49,6 +52,16 @@ logger = logging.getLogger(__name__)
 
 #: Agno's own widening fields: set from ``pool`` here, so they are not options of ours.
 _WIDENING = ("candidate_multiplier", "max_candidates")
+#: the vector db methods that write (the title indexes follow them)
+_WRITES = ("insert", "async_insert", "upsert", "async_upsert", "delete", "delete_by_id",
+           "delete_by_name", "delete_by_metadata", "delete_by_content_id", "update_metadata",
+           "drop", "async_drop")
+
+
+def _like(text: str) -> str:
+    """``text`` as a literal inside a LanceDB ``LIKE '...' ESCAPE '\\'`` pattern."""
+    return (text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            .replace("'", "''"))
 
 
 class AgnoReadError(ValueError):
@@ -77,6 +90,16 @@ class MemPursuitReranker(AgnoReranker):
         Embeds the query when the documents carry no embedder (default: the documents' own).
     metadata_keys : dict, optional
         ``{signal: meta_data key}``, default :data:`DEFAULT_METADATA_KEYS`.
+    vector_db : LanceDb, optional
+        The knowledge's vector db, for the second read (the documents the picks name by title).
+    filters : dict, optional
+        The search's own ``filters`` (as ``Knowledge.search`` passes them to the vector db):
+        the second read's scope. A reranker cannot see them: without ``filters=``,
+        ``user_id=`` or ``whole_store=True`` there is no second read.
+    user_id : str, optional
+        The search's ``user_id`` (the owner's rows plus shared ones, as LanceDb reads them).
+    whole_store : bool, default False
+        The vector db holds one scope: the second read may read all of it.
     """
 
     _options: ReadOptions = PrivateAttr()
@@ -84,11 +107,16 @@ class MemPursuitReranker(AgnoReranker):
     _rerankers: Dict[int, Reranker] = PrivateAttr(default_factory=dict)
     _embedder: Any = PrivateAttr(default=None)
     _metadata_keys: Dict[str, str] = PrivateAttr(default_factory=dict)
+    _scope: Dict[str, Any] = PrivateAttr(default_factory=dict)
+    _titles: Any = PrivateAttr(default=None)
+    _noted: bool = PrivateAttr(default=False)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None, embedder: Any = None,
-                 metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
+                 metadata_keys: Optional[Mapping[str, str]] = None, vector_db: Any = None,
+                 filters: Any = None, user_id: Optional[str] = None, whole_store: bool = False,
+                 **options: Any):
         given = [name for name in _WIDENING if name in options]
         if given:
             raise TypeError(f"MemPursuitReranker: {given[0]}= is set from pool= (the vector db "
@@ -105,6 +133,8 @@ class MemPursuitReranker(AgnoReranker):
         self._embedder = embedder
         self._metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                    else metadata_keys)
+        self._scope = {"vector_db": vector_db, "filters": filters, "user_id": user_id,
+                       "whole_store": bool(whole_store)}
 
     # -- the options, as attributes ---------------------------------------------------------
 
@@ -213,7 +243,83 @@ class MemPursuitReranker(AgnoReranker):
             raise ValueError(f"query_embedding must be one vector, got shape {qv.shape}")
         matrix = (np.asarray([d.embedding for d in docs], dtype=np.float32).reshape(len(docs), -1)
                   if docs else np.empty((0, qv.shape[0]), dtype=np.float32))
-        texts = [d.content or "" for d in docs]
+        signals = self._signals(docs, query)
+        if "titles" in signals:
+            lookup = self._title_lookup(query)
+            if lookup is not None:
+                signals = signals.overlay({"title_lookup": lookup})
+        return CandidatePool(docs, qv, matrix, signals=signals)
+
+    def _signals(self, docs: List[Document], query: str) -> Any:
+        """The signals of ``docs`` (a pool's, or a second read's)."""
         extra = metadata_signals([d.meta_data for d in docs], self._metadata_keys,
                                  sources=[d.content_id or d.name for d in docs])
-        return CandidatePool(docs, qv, matrix, signals=pool_signals(texts, query, **extra))
+        return pool_signals([d.content or "" for d in docs], query, **extra)
+
+    # -- the second read ----------------------------------------------------------------------
+
+    def _off(self, why: str, warn: bool = False) -> None:
+        if not self._noted:
+            self._noted = True
+            (logger.warning if warn else logger.info)(
+                "mempursuit: MemPursuitReranker's second read (the titles its picks name, "
+                "fetched from the vector db) is off: %s", why)
+
+    def _title_lookup(self, query: str) -> Optional[TitleLookup]:
+        """The second read through ``vector_db=`` (LanceDb) within the search's scope: one
+        LanceDB ``where`` on the table (the asked titles in the stored ``meta_data``, ANDed with
+        LanceDb's own owner clause for ``user_id``), each document then checked as LanceDb
+        checks its ``filters`` (every key equal in ``meta_data``); stored vectors with the
+        rows. None (said once) without a vector db, without a scope, or for another db."""
+        from agno.vectordb.lancedb import LanceDb
+
+        db, filters, user_id = (self._scope["vector_db"], self._scope["filters"],
+                                self._scope["user_id"])
+        if db is None:
+            self._off("pass vector_db= (the knowledge's LanceDb), with filters= / user_id= "
+                      "(the search's own) or whole_store=True (a vector db of one scope)")
+            return None
+        if not filters and user_id is None and not self._scope["whole_store"]:
+            self._off("it cannot see the search's filters or user_id, and vector_db= may hold "
+                      "other users' documents: pass filters= / user_id= (the search's own), or "
+                      "whole_store=True if the vector db holds one scope", warn=True)
+            return None
+        if not isinstance(db, LanceDb) or getattr(db, "table", None) is None:
+            self._off(f"{type(db).__name__} cannot be filtered by title here (LanceDb can)")
+            return None
+        if filters is not None and not isinstance(filters, Mapping):
+            self._off("LanceDb applies no filter expressions (a list): pass filters= as a dict")
+            return None
+        key = self._metadata_keys.get("titles", "title")
+        owner = db._user_scope_where_clause(user_id)
+
+        def inside(doc: Document) -> bool:  # LanceDb's own check of its filters
+            meta = doc.meta_data or {}
+            return all(k in meta and meta[k] == v for k, v in (filters or {}).items())
+
+        def rows(where: Optional[str]) -> List[Document]:
+            scan = db.table.search()
+            if where:
+                scan = scan.where(where)
+            return db._build_search_results(scan.limit(max(db.table.count_rows(), 1)).to_list())
+
+        def titles() -> List[Any]:
+            return [(d.meta_data or {}).get(key) for d in rows(owner) if inside(d)]
+
+        def fetch(names: List[str], limit: int) -> Fetched:
+            named = " OR ".join(f"payload LIKE '%{_like(json.dumps({key: t})[1:-1])}%' "
+                                "ESCAPE '\\'" for t in names)
+            asked = set(names)
+            docs = [d for d in rows(f"({named})" if owner is None else f"({named}) AND {owner}")
+                    if (d.meta_data or {}).get(key) in asked and inside(d)]
+            rank = {t: i for i, t in enumerate(names)}
+            docs.sort(key=lambda d: rank[d.meta_data[key]])
+            return Fetched.of(docs, [d.embedding for d in docs], self._signals(docs, query))
+        if self._titles is None:
+            self._titles = ScopedTitleIndexes(db, _WRITES, count=lambda: db.table.count_rows(),
+                                              framework="LanceDb")
+        return TitleLookup(self._titles.index((json.dumps(filters, sort_keys=True, default=str),
+                                               user_id), titles), fetch,
+                           key=lambda d: md5((d.content or "").encode()).hexdigest(),
+                           in_scope=inside if filters else None,
+                           timeout=self._options.follow_timeout)

@@ -28,17 +28,21 @@ from typing import Any, List, Mapping, Optional
 
 import numpy as np
 from autogen_core import CancellationToken
-from autogen_core.memory import MemoryContent, MemoryQueryResult
+from autogen_core.memory import MemoryContent, MemoryMimeType, MemoryQueryResult
 from autogen_ext.memory.chromadb import ChromaDBVectorMemory, ChromaDBVectorMemoryConfig
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions,
-                                     aread_or_native, blank_query, get_embedder, metadata_signals,
-                                     native_scores, pool_signals)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
+                                     ScopedTitleIndexes, TitleLookup, aread_or_native, blank_query,
+                                     get_embedder, metadata_signals, native_scores, plain_match,
+                                     pool_signals)
 
 __all__ = ["AutoGenReadError", "DEFAULT_METADATA_KEYS", "MemPursuitChromaDBVectorMemory",
            "MemPursuitEmbeddingFunction"]
 
 logger = logging.getLogger(__name__)
+
+#: the collection methods that write (the title indexes follow them)
+_WRITES = ("add", "upsert", "update", "delete")
 
 
 class AutoGenReadError(RuntimeError):
@@ -117,6 +121,8 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
         self._selector = self._read_options.selector()  # a bad policy name fails here
         self._metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                    else metadata_keys)
+        self._titles: Optional[tuple] = None  # (collection, its ScopedTitleIndexes)
+        self._noted = False
         super().__init__(config)
 
     # -- the pool ---------------------------------------------------------------------------
@@ -166,10 +172,68 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
                   .reshape(len(ids), -1) if ids else np.empty((0, qv.shape[0]), np.float32))
         texts = [str(m.content) for m in found]
         extra = metadata_signals([m.metadata for m in found], self._metadata_keys)
+        if "titles" in extra:
+            lookup = self._title_lookup(text, kwargs)
+            if lookup is not None:
+                extra["title_lookup"] = lookup
         return CandidatePool(list(found), qv, matrix,
                              native_scores=native_scores([(m.metadata or {}).get("score")
                                                           for m in found]),
                              signals=pool_signals(texts, text, **extra))
+
+    # -- the second read --------------------------------------------------------------------
+
+    def _off(self, why: str) -> None:
+        if not self._noted:
+            self._noted = True
+            logger.info("mempursuit: MemPursuitChromaDBVectorMemory's second read (the titles "
+                        "its picks name, fetched from the collection) is off: %s", why)
+
+    def _title_lookup(self, text: str, kwargs: Mapping[str, Any]) -> Optional[TitleLookup]:
+        """The second read of a query inside its scope: the memory's collection and the
+        query's ``where`` (``where_document`` too), ANDed with ``{title: {"$in": titles}}``
+        (Chroma's ``get``), the stored embeddings read back. None (said once) with a
+        ``score_threshold`` (a cut by similarity a lookup by title cannot keep) or query
+        arguments it cannot keep."""
+        if self._config.score_threshold is not None:
+            self._off("score_threshold= cuts by similarity to the query, which a lookup by "
+                      "title does not keep")
+            return None
+        unkept = sorted(set(kwargs) - {"where", "where_document"})
+        if unkept:
+            self._off(f"it cannot keep the query arguments {unkept}")
+            return None
+        where, where_document = kwargs.get("where"), kwargs.get("where_document")
+        collection, key = self._collection, self._metadata_keys.get("titles", "title")
+        if self._titles is None or self._titles[0] is not collection:  # (reopened: a new one)
+            self._titles = (collection, ScopedTitleIndexes(collection, _WRITES,
+                                                           count=collection.count,
+                                                           framework="Chroma"))
+
+        def titles() -> List[Any]:
+            got = collection.get(where=where, where_document=where_document,
+                                 include=["metadatas"])
+            return [(m or {}).get(key) for m in got["metadatas"]]
+
+        def fetch(names: List[str], limit: int) -> Fetched:
+            asked = {key: {"$in": list(names)}}
+            got = collection.get(where=asked if not where else {"$and": [where, asked]},
+                                 where_document=where_document,
+                                 include=["embeddings", "documents", "metadatas"])
+            rank = {t: i for i, t in enumerate(names)}
+            rows = sorted(zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]),
+                          key=lambda r: rank.get((r[2] or {}).get(key), len(rank)))
+            found = [MemoryContent(content=doc, mime_type=str((meta or {}).get(
+                "mime_type", MemoryMimeType.TEXT.value)), metadata={**(meta or {}), "id": i})
+                for i, doc, meta, _ in rows]
+            return Fetched.of(found, [r[3] for r in rows], pool_signals(
+                [str(m.content) for m in found], text,
+                **metadata_signals([m.metadata for m in found], self._metadata_keys)))
+        agrees = plain_match(where)
+        return TitleLookup(self._titles[1].index((where, where_document), titles), fetch,
+                           key=lambda m: (m.metadata or {}).get("id"),
+                           in_scope=None if agrees is None else (lambda m: agrees(m.metadata)),
+                           timeout=self._read_options.follow_timeout)
 
     # -- the read ---------------------------------------------------------------------------
 

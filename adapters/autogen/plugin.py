@@ -10,6 +10,8 @@ SPEC = AdapterSpec(
     swap="MemPursuitChromaDBVectorMemory(config) (was ChromaDBVectorMemory(config)): query "
          "reads 200 with their embeddings and returns the policy's k",
     docs="docs/adapters/autogen.md",
+    second_read=("Chroma get with where {title: {$in: titles}}, ANDed with the query's where "
+                 "in the memory's collection"),
     summary="AutoGen: a ChromaDBVectorMemory whose query reorders a pool of 200",
 )
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -47,15 +48,24 @@ from crewai.memory.types import MemoryRecord, embed_text
 from crewai.memory.unified_memory import Memory
 from pydantic import PrivateAttr
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions,
-                                     blank_query, did_you_mean, metadata_signals, native_scores,
-                                     pool_signals, read_or_native)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
+                                     ScopedTitleIndexes, TitleLookup, blank_query, did_you_mean,
+                                     metadata_signals, native_scores, pool_signals, read_or_native)
 
 __all__ = ["CrewAIReadError", "DEFAULT_METADATA_KEYS", "MemPursuitMemory", "PolicyStorage"]
 
 logger = logging.getLogger(__name__)
 
 Hit = Tuple[MemoryRecord, float]
+
+#: the storage methods that write (the title indexes follow them)
+_WRITES = ("save", "asave", "update", "delete", "adelete", "reset")
+
+
+def _like(text: str) -> str:
+    """``text`` as a literal inside a LanceDB ``LIKE '...' ESCAPE '\\'`` pattern."""
+    return (text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            .replace("'", "''"))
 
 #: Our own keyword arguments; every other one must be a field of CrewAI's ``Memory``.
 _OURS = ("k", "pool", "policy", "policy_options", "strict", "metadata_keys")
@@ -112,10 +122,12 @@ class PolicyStorage:
         self._options = options
         self._selector = selector
         self._metadata_keys = dict(metadata_keys)
+        self._titles: Optional[ScopedTitleIndexes] = None
+        self._noted = False
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("inner", "_options", "_selector",
-                                             "_metadata_keys"):
+                                             "_metadata_keys", "_titles", "_noted"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -125,8 +137,8 @@ class PolicyStorage:
     # -- the pool ---------------------------------------------------------------------------
 
     def pool(self, hits: Sequence[Hit], query_vector: Sequence[float], query: str, *,
-             source: Optional[str] = None, include_private: bool = False
-             ) -> CandidatePool[Hit]:
+             source: Optional[str] = None, include_private: bool = False,
+             filters: Optional[Mapping[str, Any]] = None) -> CandidatePool[Hit]:
         """The storage's hits (its order) that the caller may see, with their stored vectors,
         the query vector, CrewAI's scores and the signals.
 
@@ -140,6 +152,9 @@ class PolicyStorage:
             The recall's query text.
         source, include_private
             ``recall``'s: private records the caller may not see are left out of the pool.
+        filters : mapping, optional
+            The search's ``scope_prefix``, ``categories``, ``metadata_filter`` and
+            ``min_score``: the second read's scope (None: no second read).
 
         Returns
         -------
@@ -164,13 +179,87 @@ class PolicyStorage:
                                   "not one vector")
         vectors = (np.asarray([r.embedding for r, _ in hits], dtype=np.float32)
                    .reshape(len(hits), -1) if hits else np.empty((0, qv.size), np.float32))
-        records = [r for r, _ in hits]
+        signals = self._signals([r for r, _ in hits], query)
+        if "titles" in signals and filters is not None:
+            lookup = self._title_lookup(qv, query, filters, source, include_private)
+            if lookup is not None:
+                signals = signals.overlay({"title_lookup": lookup})
+        return CandidatePool(hits, qv, vectors,
+                             native_scores=native_scores([s for _, s in hits]),
+                             signals=signals)
+
+    # -- the second read --------------------------------------------------------------------
+
+    def _off(self, why: str) -> None:
+        if not self._noted:
+            self._noted = True
+            logger.info("mempursuit: MemPursuitMemory's second read (the titles its picks name, "
+                        "fetched from the storage) is off: %s", why)
+
+    def _signals(self, records: Sequence[MemoryRecord], query: str) -> Any:
+        """The signals of ``records`` (a pool's, or a second read's)."""
         extra = metadata_signals([r.metadata for r in records], self._metadata_keys)
         if "timestamps" not in extra and records:
             extra["timestamps"] = [r.created_at.isoformat() for r in records]
-        return CandidatePool(hits, qv, vectors,
-                             native_scores=native_scores([s for _, s in hits]),
-                             signals=pool_signals([r.content for r in records], query, **extra))
+        return pool_signals([r.content for r in records], query, **extra)
+
+    def _title_lookup(self, qv: np.ndarray, query: str, filters: Mapping[str, Any],
+                      source: Optional[str], include_private: bool) -> Optional[TitleLookup]:
+        """The second read of a search inside its scope: one LanceDB ``where`` on the storage's
+        table, the asked titles in the stored metadata (a ``LIKE`` on its JSON) ANDed with the
+        search's ``scope_prefix`` (the storage's own predicate); each record's title compared
+        exactly, and the search's categories, metadata filter and the recall's visibility
+        checked as ``LanceDBStorage.search`` checks them; stored vectors with the rows. None
+        (said once) for another storage or a ``min_score``."""
+        from crewai.memory.storage import lancedb_storage as lance
+
+        inner = self.inner
+        if not isinstance(inner, lance.LanceDBStorage):
+            self._off(f"{type(inner).__name__} cannot be filtered by title here")
+            return None
+        if filters.get("min_score"):
+            self._off("min_score= cuts by similarity, which a lookup by title does not keep")
+            return None
+        key = self._metadata_keys.get("titles", "title")
+        prefix = (filters.get("scope_prefix") or "").rstrip("/")
+        categories, wanted = filters.get("categories"), filters.get("metadata_filter") or {}
+
+        def inside(record: MemoryRecord) -> bool:
+            return ((not prefix or record.scope.startswith(prefix))
+                    and (not categories or any(c in record.categories for c in categories))
+                    and all(record.metadata.get(k) == v for k, v in wanted.items())
+                    and _visible(record, source, include_private))
+        where = lance._scope_prefix_filter(prefix) if prefix else None
+
+        def titles() -> List[Any]:
+            rows = inner._scan_rows(prefix or None, columns=[
+                "id", "content", "scope", "categories_str", "metadata_str", "source", "private"])
+            return [r.metadata.get(key) for r in map(inner._row_to_record, rows) if inside(r)]
+
+        def fetch(names: List[str], limit: int) -> Fetched:
+            if inner._table is None:
+                return Fetched([], np.zeros((0, qv.size)))
+            named = " OR ".join(f"metadata_str LIKE '%{_like(json.dumps({key: t})[1:-1])}%' "
+                                "ESCAPE '\\'" for t in names)
+            rows = (inner._table.search().where(f"({named})" if where is None
+                                                else f"({named}) AND ({where})")
+                    .limit(max(int(inner._table.count_rows()), 1)).to_list())
+            asked = {t: n for n, t in enumerate(names)}
+            records = sorted((r for r in map(inner._row_to_record, rows)
+                              if r.embedding is not None and r.metadata.get(key) in asked
+                              and inside(r)), key=lambda r: asked[r.metadata[key]])
+            vectors = np.asarray([r.embedding for r in records], dtype=np.float32)
+            scores = 1.0 / (1.0 + ((vectors - qv) ** 2).sum(axis=1)) if records else []
+            return Fetched.of(list(zip(records, map(float, scores))), vectors,
+                              self._signals(records, query), native_scores=scores)
+        if self._titles is None:
+            self._titles = ScopedTitleIndexes(inner, _WRITES, count=inner.count,
+                                              framework="LanceDBStorage")
+        scope = (prefix, tuple(categories or ()), repr(sorted(wanted.items())), source,
+                 include_private)
+        return TitleLookup(self._titles.index(scope, titles), fetch, key=lambda h: h[0].id,
+                           in_scope=lambda h: inside(h[0]),
+                           timeout=self._options.follow_timeout)
 
     # -- StorageBackend's search ------------------------------------------------------------
 
@@ -194,7 +283,7 @@ class PolicyStorage:
             hits = self.inner.search(query_embedding, limit=self._options.pool_size(budget),
                                      **filters)
             pool = self.pool(hits, query_embedding, read.query, source=read.source,
-                             include_private=read.include_private)
+                             include_private=read.include_private, filters=filters)
             return list(pool.select(self._selector, budget).items)
 
         def failed(reason: str) -> None:
@@ -361,4 +450,6 @@ class MemPursuitMemory(Memory):
         size = self._read_options.pool if size is None else int(size)
         hits = inner.search(qv, scope_prefix=scope_prefix, categories=categories,
                             metadata_filter=metadata_filter, limit=size, min_score=0.0)
-        return wrapper.pool(hits, qv, query, source=source, include_private=include_private)
+        return wrapper.pool(hits, qv, query, source=source, include_private=include_private,
+                            filters=dict(scope_prefix=scope_prefix, categories=categories,
+                                         metadata_filter=metadata_filter))

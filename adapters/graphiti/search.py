@@ -29,6 +29,7 @@ community scopes of a ``SearchConfig`` are passed to Graphiti unchanged.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,8 +44,9 @@ from graphiti_core.search.search_config_recipes import (COMBINED_HYBRID_SEARCH_C
 from graphiti_core.search.search_filters import SearchFilters
 from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embeddings_for_nodes
 
-from mempursuit_core.adapter import (ReadOptions, StoredPool, aread_or_native,
-                                     blank_query, pool_signals, stored_pool)
+from mempursuit_core.adapter import (Fetched, ReadOptions, ScopedTitleIndexes, StoredPool,
+                                     TitleLookup, aread_or_native, blank_query, pool_signals,
+                                     stored_pool)
 
 __all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
            "POOL_RERANKERS"]
@@ -61,6 +63,10 @@ EDGE_SIGNALS = {
     "entities": "(source entity name, target entity name)",
     "invalid_at": "invalid_at",
 }
+
+#: Graphiti's methods that write (the entity-name indexes follow them)
+_WRITES = ("add_episode", "add_episode_bulk", "add_triplet", "remove_episode",
+           "build_communities", "clear_data")
 
 #: Graphiti's rerankers that can give a pool its native order (the cross-encoder is left out:
 #: it would score all P candidates with a model per search).
@@ -110,11 +116,16 @@ class MemPursuitGraphiti:
         Selector options; other keyword arguments are taken as selector options too.
     strict : bool, default False
         False: on any fault log one warning and return Graphiti's own result; True: raise.
+    entity_titles : bool, default False
+        Entity names are titles: an entity search hands the policy ``titles`` (each entity's
+        name) and the second read fetches the entities a pick names
+        (``EntityNode.get_by_names`` within ``group_ids``). Off by default, so a graph of
+        people and places is read as before.
     """
 
     def __init__(self, graphiti: Any, *, k: int | None = None, pool: int | None = None,
                  policy: Any = None, policy_options: Mapping[str, Any] | None = None,
-                 strict: bool | None = None, **extra: Any):
+                 strict: bool | None = None, entity_titles: bool = False, **extra: Any):
         if not (hasattr(graphiti, "search_") and hasattr(graphiti, "clients")):
             raise TypeError(f"MemPursuitGraphiti wraps a graphiti_core.Graphiti, got "
                             f"{type(graphiti).__name__}")
@@ -123,9 +134,14 @@ class MemPursuitGraphiti:
                                          policy_options=policy_options, strict=strict,
                                          own=self.__init__, **extra)
         self.selector = self.options.selector()
+        self.entity_titles = bool(entity_titles)
+        self._titles: ScopedTitleIndexes | None = None
+        self._loop: list = [None]  # the event loop of the latest entity read
+        self._noted = False
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("graphiti", "options", "selector"):  # a half-built wrapper
+        if name in ("graphiti", "options", "selector", "entity_titles", "_titles", "_loop",
+                    "_noted"):  # a half-built wrapper
             raise AttributeError(name)
         return getattr(self.graphiti, name)
 
@@ -194,7 +210,11 @@ class MemPursuitGraphiti:
                     pools[scope], _ = [], empty.append(exc)
             if len(empty) == len(pools):  # nothing found at all: an empty graph or group
                 raise empty[0]
-            results = self._choose_all(pools.get("edge"), pools.get("node"), budget)
+            if self.entity_titles and pools.get("node"):  # the second read awaits on this loop
+                results = await asyncio.to_thread(self._choose_all, pools.get("edge"),
+                                                  pools.get("node"), budget)
+            else:
+                results = self._choose_all(pools.get("edge"), pools.get("node"), budget)
             rest = config.model_copy(update={"edge_config": None, "node_config": None,
                                              "limit": budget})
             if rest.episode_config is not None or rest.community_config is not None:
@@ -312,15 +332,68 @@ class MemPursuitGraphiti:
             raise EmptyPoolError(f"Graphiti's search found no entities for group ids "
                                     f"{group_ids!r}: nothing to reorder")
         stored = await get_embeddings_for_nodes(driver or self.graphiti.driver, nodes)
-
-        def signals(kept: Sequence[EntityNode]):
+        def signals(kept: Sequence[EntityNode], lookup: TitleLookup | None = None):
+            extra: dict[str, Any] = {}
+            if self.entity_titles:
+                extra["titles"] = [n.name for n in kept]
+                if lookup is not None:
+                    extra["title_lookup"] = lookup
             return pool_signals(
                 [f"{n.name}: {n.summary}" if n.summary else n.name for n in kept], query,
                 timestamps=[_time(n.created_at) for n in kept],
                 session_ids=[n.group_id for n in kept],
-                entities=[(n.name,) for n in kept])
+                entities=[(n.name,) for n in kept], **extra)
+        lookup = (self._title_lookup(group_ids, search_filter, driver, signals)
+                  if self.entity_titles else None)
 
-        return _assemble(nodes, scores, stored, qvec, signals, "name_embedding")
+        return _assemble(nodes, scores, stored, qvec, lambda kept: signals(kept, lookup),
+                         "name_embedding")
+
+    # ---------------------------------------------------------------- the second read
+
+    def _off(self, why: str) -> None:
+        if not self._noted:
+            self._noted = True
+            logger.info("mempursuit: MemPursuitGraphiti's second read (the entities its picks "
+                        "name, fetched from the graph) is off: %s", why)
+
+    def _title_lookup(self, group_ids: list[str] | None, search_filter: SearchFilters | None,
+                      driver: Any, signals: Any) -> TitleLookup | None:
+        """The second read of an entity search inside its ``group_ids``: Graphiti's
+        ``EntityNode.get_by_names`` (the entities of those names in those groups), their
+        stored ``name_embedding`` read back, ``signals(nodes)`` as for the pool; the groups'
+        entity names listed by ``EntityNode.get_by_group_ids``. Awaited on the search's event
+        loop from the selection's thread. None (said once) without ``group_ids`` or with a
+        search filter."""
+        if not group_ids:
+            self._off("the lookup by name takes the search's group_ids: pass group_ids=")
+            return None
+        if search_filter is not None and search_filter != SearchFilters():
+            self._off("it cannot keep a search filter in a lookup by name")
+            return None
+        graph = driver or self.graphiti.driver
+        groups = sorted(set(group_ids))
+        loop = self._loop[0] = asyncio.get_running_loop()
+
+        async def named(names: list[str], limit: int) -> tuple[list, dict]:
+            nodes = await EntityNode.get_by_names(graph, names, groups)
+            rank = {t: i for i, t in enumerate(names)}
+            nodes = sorted(nodes, key=lambda n: rank.get(n.name, len(rank)))[:limit * 4]
+            return nodes, await get_embeddings_for_nodes(graph, nodes) if nodes else {}
+
+        def fetch(names: list[str], limit: int) -> Fetched:
+            nodes, stored = _on_loop(named(names, limit), loop)
+            nodes = [n for n in nodes if stored.get(n.uuid) is not None]
+            return Fetched.of(nodes, [stored[n.uuid] for n in nodes], signals(nodes))
+
+        def titles() -> list[str]:
+            return [n.name for n in _on_loop(EntityNode.get_by_group_ids(graph, groups),
+                                             self._loop[0])]
+        if self._titles is None:
+            self._titles = ScopedTitleIndexes(self.graphiti, _WRITES, framework="Graphiti")
+        return TitleLookup(self._titles.index((id(graph), tuple(groups)), titles), fetch,
+                           key=lambda n: n.uuid, in_scope=lambda n: n.group_id in groups,
+                           timeout=self.options.follow_timeout)
 
     async def _entity_names(self, edges: Sequence[EntityEdge], driver: Any) -> dict[str, str]:
         uuids = sorted({u for e in edges for u in (e.source_node_uuid, e.target_node_uuid)})
@@ -343,6 +416,19 @@ class MemPursuitGraphiti:
             results.nodes = self.choose(nodes, budget)
             results.node_reranker_scores = _scores(len(results.nodes))
         return results
+
+
+def _on_loop(coro: Any, loop: Any) -> Any:
+    """``coro`` run on ``loop`` (the search's) from another thread, its result."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        coro.close()
+        raise RuntimeError("the selection ran on the search's event loop, which the second "
+                           "read awaits on")
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
 _NO_EMBEDDINGS = {"none": "none of the {n} candidates has a stored {what} (a graph written "

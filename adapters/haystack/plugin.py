@@ -12,6 +12,8 @@ SPEC = AdapterSpec(
           "filters=scope), connected to retriever.documents; whole_store=True instead of "
           "filters= for a store of one corpus"),
     docs="docs/adapters/haystack.md",
+    second_read=("filter_documents on meta.title ('in'), ANDed with filters= (or "
+                 "whole_store=True)"),
     summary="Haystack: a ranker component that reorders the documents a retriever returns",
 )
 

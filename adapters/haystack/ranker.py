@@ -65,8 +65,8 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.core.errors import SerializationError
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                    Reranker, TitleIndex, TitleLookup, VectorResolver, check_int,
-                                    metadata_signals, native_scores, pool_signals, write_version)
+                                    Reranker, ScopedTitleIndexes, TitleLookup, VectorResolver,
+                                    check_int, metadata_signals, native_scores, pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
 
@@ -188,7 +188,7 @@ class MemPursuitRanker:
         self.filters = filters
         self.whole_store = whole_store
         self.follow_timeout = self._options.follow_timeout
-        self._indexes: Dict[str, TitleIndex] = {}
+        self._indexes: Optional[ScopedTitleIndexes] = None  # the store's, one per scope
         self._noted = False
 
     # -- set-up ----------------------------------------------------------------------------
@@ -310,18 +310,14 @@ class MemPursuitRanker:
                       "other users' documents: pass filters= (the retriever's own scope), or "
                       "whole_store=True if the store holds one scope")
             return None
-        key = repr(filters)
-        if key not in self._indexes:
-            if len(self._indexes) >= 64:  # one per scope (user): keep the newest 64
-                self._indexes.pop(next(iter(self._indexes)))
-            writes = write_version(store, _WRITES)
+        if self._indexes is None:
             count = getattr(store, "count_documents", None)
+            self._indexes = ScopedTitleIndexes(store, _WRITES,
+                                               count=count if callable(count) else None)
 
-            def titles():
-                return [(d.meta or {}).get("title") for d in store.filter_documents(filters)]
-            self._indexes[key] = TitleIndex(
-                titles, version=lambda: (count() if callable(count) else None, writes()),
-                framework=type(store).__name__)
+        def titles():
+            return [(d.meta or {}).get("title") for d in store.filter_documents(filters)]
+        index = self._indexes.index(repr(filters), titles)
 
         def fetch(names: List[str], limit: int) -> Fetched:
             found = store.filter_documents(self._scoped(
@@ -336,7 +332,7 @@ class MemPursuitRanker:
                                             dtype=np.float32).reshape(len(docs), d),
                            {"texts": [x.content or "" for x in docs],
                             "titles": [(x.meta or {}).get("title") for x in docs], **extra})
-        return TitleLookup(self._indexes[key], fetch, key=lambda d: d.id,
+        return TitleLookup(index, fetch, key=lambda d: d.id,
                            in_scope=_matcher(filters), timeout=self.follow_timeout)
 
     # -- the pool ----------------------------------------------------------------------------

@@ -11,6 +11,8 @@ SPEC = AdapterSpec(
           "base_compressor=MemPursuitCompressor(k=10, vector_store=store), "
           "base_retriever=store.as_retriever(search_kwargs={'k': 200}))"),
     docs="docs/adapters/langchain.md",
+    second_read=("the store's own filter on the title (InMemoryVectorStore, FAISS, Chroma), ANDed "
+                 "with the retriever's filter"),
     summary="LangChain: a document compressor and a VectorStore retriever that reorder P candidates",
 )
 

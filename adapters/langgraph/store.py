@@ -46,12 +46,13 @@ from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import (BaseStore, GetOp, Op, Result, SearchItem, SearchOp,
+from langgraph.store.base import (BaseStore, GetOp, Op, PutOp, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.adapter import (TITLE_KEYS, ReadOptions, StoredPool,
-                                    aread_or_native, blank_query, document_title, pool_signals,
-                                    read_or_native, stored_pool)
+from mempursuit_core.adapter import (TITLE_KEYS, Fetched, ReadOptions, ScopedTitleIndexes,
+                                     StoredPool, TitleLookup, aread_or_native, blank_query,
+                                     document_title, note_write, plain_match, pool_signals,
+                                     read_or_native, stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
@@ -67,6 +68,12 @@ SIGNAL_FIELDS: dict[str, tuple[str, ...]] = {
     "speakers": ("speaker", "role"),
     "titles": TITLE_KEYS,
 }
+
+#: the store methods that write (the title indexes follow them; a wrapped ``batch`` with a put
+#: counts too)
+_WRITES = ("put", "aput", "delete", "adelete")
+#: items read per page when listing a scope's titles
+_PAGE = 1000
 
 
 class QueryCapture(Embeddings):
@@ -237,7 +244,7 @@ class MemPursuitStore(BaseStore):
     """
 
     __slots__ = ("store", "options", "selector", "signal_fields", "capture", "supports_ttl",
-                 "ttl_config", "_warned")
+                 "ttl_config", "_warned", "_titles")
 
     def __init__(self, store: BaseStore, *, k: int | None = None, pool: int | None = None,
                  policy: Any = None, policy_options: Mapping[str, Any] | None = None,
@@ -261,6 +268,7 @@ class MemPursuitStore(BaseStore):
         self.supports_ttl = store.supports_ttl
         self.ttl_config = store.ttl_config
         self._warned: set[str] = set()
+        self._titles: ScopedTitleIndexes | None = None
         self.capture = self._install_capture(store)
 
     # ---------------------------------------------------------------- pass-through surface
@@ -354,8 +362,13 @@ class MemPursuitStore(BaseStore):
         return [op._replace(limit=self.options.budget(op.limit))
                 if isinstance(op, SearchOp) and op.query else op for op in ops]
 
+    def _written(self, ops: Sequence[Op]) -> None:
+        if any(isinstance(op, PutOp) for op in ops):
+            note_write(self.store)  # the title indexes follow puts and deletes
+
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = self._budgeted(ops)
+        self._written(ops)
         ours = [i for i, op in enumerate(ops) if self._reorders(op)]
         if not ours:
             return self.store.batch(ops)
@@ -370,6 +383,7 @@ class MemPursuitStore(BaseStore):
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = self._budgeted(ops)
+        self._written(ops)
         ours = [i for i, op in enumerate(ops) if self._reorders(op)]
         if not ours:
             return await self.store.abatch(ops)
@@ -473,7 +487,8 @@ class MemPursuitStore(BaseStore):
                 stored = reader(self.store, keys)
             else:
                 stored = self._embed_pool(native)
-        return self._assemble(native, stored, qvec, op.query)
+        return self._assemble(native, stored, qvec, op,
+                              lambda: self._title_lookup(op, qvec))
 
     async def _aread_pool(self, op: SearchOp, size: int) -> LangGraphPool:
         self._check_index()
@@ -492,7 +507,8 @@ class MemPursuitStore(BaseStore):
                 stored = await reader.acall(self.store, keys)
             else:
                 stored = await self._aembed_pool(native)
-        return self._assemble(native, stored, qvec, op.query)
+        return self._assemble(native, stored, qvec, op,
+                              lambda: self._title_lookup(op, qvec, aio=True))
 
     def _check_index(self) -> None:
         if getattr(self.store, "embeddings", None) is None:
@@ -539,14 +555,78 @@ class MemPursuitStore(BaseStore):
         return {(i.namespace, i.key): [v] for i, v in zip(native, vectors)}
 
     def _assemble(self, native: list[SearchItem], stored: Mapping, qvec: np.ndarray,
-                  query: str) -> LangGraphPool:
+                  op: SearchOp, lookup: Any = None) -> LangGraphPool:
+        """The checked pool; ``lookup()`` gives its second read (asked only for titles)."""
         rows = [_field_vector(item, stored.get((item.namespace, item.key)), qvec)
                 for item in native]
         candidates, unscored = stored_pool(
             native, rows, qvec, native_scores=[i.score for i in native],
-            signals=lambda kept: self.signals(kept, query), error=VectorAccessError,
+            signals=lambda kept: self.signals(kept, op.query, lookup), error=VectorAccessError,
             messages=_MESSAGES)
         return StoredPool(list(native), candidates, unscored)
+
+    # ---------------------------------------------------------------- the second read
+
+    def _off(self, why: str) -> None:
+        if "follow" not in self._warned:
+            self._warned.add("follow")
+            logger.info("mempursuit: MemPursuitStore's second read (the titles its picks name, "
+                        "fetched from the store) is off: %s", why)
+
+    def _title_lookup(self, op: SearchOp, qvec: np.ndarray, aio: bool = False
+                      ) -> TitleLookup | None:
+        """The second read of a search, inside its scope: the namespace prefix and filter of
+        the search, plus ``{title: t}`` per title (one ``store.batch`` of searches without a
+        query: nothing is embedded), the stored vectors read back by key. None (said once)
+        where it cannot be kept or read."""
+        from langgraph.store.base.batch import AsyncBatchedBaseStore
+
+        store = self.store
+        key = self.signal_fields["titles"][0]
+        reader = reader_for(store)
+        if reader is None or reader.read is None:
+            self._off(f"no stored-vector reader for {type(store).__name__} (nothing is "
+                      "embedded for it)")
+            return None
+        if aio and isinstance(store, AsyncBatchedBaseStore):
+            self._off(f"{type(store).__name__} is read on the event loop the search awaits on")
+            return None
+        scope = dict(op.filter or {})
+        if key in scope:
+            self._off(f"the search's filter already fixes {key!r}")
+            return None
+        prefix = tuple(op.namespace_prefix)
+        if self._titles is None:
+            self._titles = ScopedTitleIndexes(store, _WRITES)
+
+        def titles() -> list[Any]:
+            seen: dict[Any, Any] = {}  # (namespace, key) -> title
+            while True:
+                page = store.batch([SearchOp(prefix, op.filter, _PAGE, len(seen), None,
+                                             refresh_ttl=False)])[0]
+                new = {(i.namespace, i.key): (i.value or {}).get(key) for i in page}
+                if len(page) < _PAGE or new.keys() <= seen.keys():  # (a store without offset)
+                    return list({**seen, **new}.values())
+                seen.update(new)
+
+        def fetch(names: list[str], limit: int) -> Fetched:
+            found = store.batch([SearchOp(prefix, {**scope, key: t}, limit, 0, None,
+                                          refresh_ttl=False) for t in names])
+            items = [i for page in found for i in page]
+            stored = reader(store, [(i.namespace, i.key) for i in items])
+            rows = [_field_vector(i, stored.get((i.namespace, i.key)), qvec) for i in items]
+            items = [i for i, v in zip(items, rows) if v is not None]
+            return Fetched.of(items, [v for v in rows if v is not None],
+                              self.signals(items, op.query))
+
+        agrees = plain_match(scope)
+
+        def in_scope(item: Any) -> bool:
+            return (tuple(item.namespace[:len(prefix)]) == prefix
+                    and (agrees is None or agrees(item.value)))
+        return TitleLookup(self._titles.index((prefix, repr(sorted(scope.items()))), titles),
+                           fetch, key=lambda i: (tuple(i.namespace), i.key), in_scope=in_scope,
+                           timeout=self.options.follow_timeout)
 
     # ---------------------------------------------------------------- signals
 
@@ -575,8 +655,10 @@ class MemPursuitStore(BaseStore):
         fields = [fields] if isinstance(fields, str) else fields
         return [(p, p if p == "$" else tokenize_path(p)) for p in fields]
 
-    def signals(self, items: Sequence[Any], query: str):
-        """The signals of a pool (lazy, :func:`mempursuit_core.signals.pool_signals`)."""
+    def signals(self, items: Sequence[Any], query: str, lookup: Any = None):
+        """The signals of a pool (lazy, :func:`mempursuit_core.signals.pool_signals`), with
+        the second read (``lookup()``: a :class:`TitleLookup` or None) where the items carry
+        titles."""
         f = self.signal_fields
         values = [i.value for i in items]
         stamps = _first_fields(values, f["timestamps"])
@@ -591,4 +673,7 @@ class MemPursuitStore(BaseStore):
         titles = [document_title(v, f["titles"]) for v in values]
         if any(t is not None for t in titles):
             extra["titles"] = titles
+            found = lookup() if lookup is not None else None
+            if found is not None:
+                extra["title_lookup"] = found
         return pool_signals(self.texts(items), query, timestamps=stamps, **extra)

@@ -11,6 +11,8 @@ SPEC = AdapterSpec(
           "node_postprocessors=[MemPursuitPostprocessor(k=10, index=index)] with "
           "similarity_top_k=200"),
     docs="docs/adapters/llamaindex.md",
+    second_read=("MetadataFilters title IN on the index's vector store, ANDed with the retriever's"
+                 " filters"),
     summary="LlamaIndex: a node postprocessor for VectorMemoryBlock and query engines, and a "
             "retriever wrapper",
 )

@@ -15,6 +15,8 @@ def register_adapters(register):
                   '{"provider": "mempursuit", "config": {"k": 10}} after '
                   "import mempursuit_mem0.provider"),
             docs="docs/adapters/mem0.md",
+            second_read=("the vector store's search with the search's filters (user / agent / "
+                         "run ids, metadata) plus {title: t}, Mem0's threshold and expiry kept"),
             summary=(
                 "Mem0 (mem0ai 2.x): reorders Mem0's own ranked pool with vectors read back "
                 "from Qdrant, FAISS, Chroma or pgvector"

@@ -37,7 +37,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mempursuit_core.adapter import CandidatePool, PoolSignals, aread_or_native, read_or_native
+from mempursuit_core.adapter import (CandidatePool, Fetched, PoolSignals, ScopedTitleIndexes,
+                                    TitleLookup, aread_or_native, plain_match, read_or_native)
+from mempursuit_core.follow import DEFAULT_FOLLOW_TIMEOUT
 
 from .ann import full_pool  # ANN indexes: a full pool of P
 from .settings import MemPursuitSettings
@@ -330,7 +332,7 @@ class PursuitBinding:
 
     def _reorder(
         self, memory, query: str, pool: list, k: int, p: int, cap: _Capture, explain: bool,
-        trace: SearchTrace,
+        trace: SearchTrace, scope: Mapping[str, Any] | None = None,
     ) -> list:
         trace.pool_size = len(pool) if isinstance(pool, list) else 0
         if cap.vector is None:
@@ -338,7 +340,8 @@ class PursuitBinding:
                 "the query embedding Mem0 computed was not seen (embedding_model.embed(query, "
                 "'search') was not called on the wrapped embedder)"
             )
-        prepared = candidate_pool(memory, query, pool, cap.vector, trace=trace)
+        prepared = candidate_pool(memory, query, pool, cap.vector, trace=trace, scope=scope,
+                                  follow_timeout=self.settings.follow_timeout)
         if prepared is None:
             return []
         t0 = time.perf_counter()
@@ -349,14 +352,13 @@ class PursuitBinding:
         trace.order = order.tolist()
 
         out = []
-        for step, pos in enumerate(order.tolist()):
-            item = pool[pos]
+        for step, (pos, item) in enumerate(zip(order.tolist(), chosen.items)):
             meta = dict(item.get("metadata") or {})
             meta[META_KEY] = {
                 "policy": self.policy,
                 "step": step + 1,
                 "weight": None if weights is None else float(weights[step]),
-                "native_rank": pos + 1,
+                "native_rank": pos + 1 if pos < len(pool) else None,  # None: a second read's
                 "pool_size": len(pool),
             }
             item["metadata"] = meta
@@ -397,7 +399,8 @@ class PreparedPool(CandidatePool):
 
 
 def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
-                   trace: SearchTrace | None = None) -> PreparedPool | None:
+                   trace: SearchTrace | None = None, scope: Mapping[str, Any] | None = None,
+                   follow_timeout: float | None = DEFAULT_FOLLOW_TIMEOUT) -> PreparedPool | None:
     """Mem0's pool for ``query`` as a :class:`~mempursuit_core.readpath.CandidatePool`.
 
     The one read path of this adapter: a bound search and the evaluation harness
@@ -411,6 +414,12 @@ def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
         What Mem0's ``_search_vector_store`` returned (``explain=True``), native order.
     query_vector : sequence of float, shape (d,)
         The query embedding Mem0 computed for it.
+    scope : mapping, optional
+        The retrieval step's ``filters`` (user / agent / run ids and metadata filters, as the
+        vector store takes them), ``threshold`` and ``show_expired``: the second read's scope
+        (None: no second read).
+    follow_timeout : float or None
+        Seconds the second read may take.
 
     Returns
     -------
@@ -449,7 +458,102 @@ def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
         )
     native_scores = np.array([float(item.get("score") or 0.0) for item in pool], dtype=np.float64)
     signals = _pool_signals(memory, query, pool, stored)
+    if "titles" in signals and scope is not None:
+        lookup = _title_lookup(memory, query, q, scope, follow_timeout)
+        if lookup is not None:
+            signals = signals.overlay({"title_lookup": lookup})
     return PreparedPool(pool, q, stored.dense, native_scores=native_scores, signals=signals)
+
+
+# ------------------------------------------------------------------ the second read
+
+#: the metadata key that holds a memory's title (kept at the top of Mem0's payload)
+TITLE_KEY = "title"
+#: the vector store methods that write (the title indexes follow them)
+_WRITES = ("insert", "update", "delete", "reset", "delete_col")
+#: Mem0's payload keys that are not metadata (``_search_vector_store``'s step 9)
+_PROMOTED = ("user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to",
+             "expiration_date")
+_CORE = {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "attributed_to",
+         *_PROMOTED}
+_LISTED = 100_000  # titles read per scope at most
+_NOTED: set = set()
+
+
+def _result(record: Any, score: float | None) -> dict:
+    """A vector store record as Mem0's search returns it (``_search_vector_store``'s format)."""
+    payload = dict(getattr(record, "payload", None) or {})
+    item = {"id": str(record.id), "memory": payload.get("data", ""), "hash": payload.get("hash"),
+            "metadata": None, "score": score, "created_at": payload.get("created_at"),
+            "updated_at": payload.get("updated_at")}
+    item.update({key: payload[key] for key in _PROMOTED if key in payload})
+    extra = {k: v for k, v in payload.items() if k not in _CORE}
+    if extra:
+        item["metadata"] = extra
+    return item
+
+
+def _expired(payload: Mapping) -> bool:
+    try:
+        from mem0.memory.main import _payload_is_expired
+    except ImportError:  # an older Mem0: no expiry
+        return False
+    return bool(_payload_is_expired(payload))
+
+
+def _listed(found: Any) -> list:
+    """The records of a vector store's ``list`` (some wrap them in a tuple, as Mem0 unwraps)."""
+    if isinstance(found, (tuple, list)) and found and isinstance(found[0], (list, tuple)):
+        return list(found[0])
+    return list(found or [])
+
+
+def _title_lookup(memory: Any, query: str, q: np.ndarray, scope: Mapping[str, Any],
+                  follow_timeout: float | None) -> TitleLookup | None:
+    """The second read of a search inside its scope: the vector store's own ``search`` with
+    the retrieval step's filters (user / agent / run ids, metadata filters) plus
+    ``{"title": t}``, one call per title, Mem0's threshold on the similarity and its expiry
+    kept; the stored vectors read back by id. None (said once per store) where the filters
+    already fix the title."""
+    store = memory.vector_store
+    filters = dict(scope.get("filters") or {})
+    if TITLE_KEY in filters:
+        if id(store) not in _NOTED:
+            _NOTED.add(id(store))
+            logger.info("mempursuit: the second read through Mem0 is off: the search's "
+                        "filters already fix %r", TITLE_KEY)
+        return None
+    threshold = float(scope.get("threshold") or 0.0)
+    show_expired = bool(scope.get("show_expired", False))
+    indexes = getattr(store, "_mempursuit_titles", None)
+    if not isinstance(indexes, ScopedTitleIndexes):
+        indexes = ScopedTitleIndexes(store, _WRITES, framework=f"Mem0 ({type(store).__name__})")
+        try:
+            store._mempursuit_titles = indexes
+        except AttributeError:
+            pass
+
+    def titles() -> list:
+        return [(getattr(r, "payload", None) or {}).get(TITLE_KEY)
+                for r in _listed(store.list(filters=filters, top_k=_LISTED))]
+
+    def fetch(names: list, limit: int) -> Fetched:
+        found = [r for t in names for r in store.search(
+            query=query, vectors=q.tolist(), top_k=limit, filters={**filters, TITLE_KEY: t})]
+        items = [_result(r, r.score) for r in found
+                 if (r.score is None or r.score >= threshold)
+                 and (show_expired or not _expired(r.payload or {}))]
+        if not items:
+            return Fetched([], np.zeros((0, q.shape[0])))
+        stored = fetch_stored_vectors(store, [i["id"] for i in items])
+        return Fetched.of(items, stored.dense, _pool_signals(memory, query, items, stored),
+                          native_scores=np.array([float(i["score"] or 0.0) for i in items]))
+    agrees = plain_match(filters)
+    return TitleLookup(indexes.index(repr(sorted(filters.items(), key=str)), titles), fetch,
+                       key=lambda item: str(item["id"]),
+                       in_scope=None if agrees is None else (
+                           lambda item: agrees({**(item.get("metadata") or {}), **item})),
+                       timeout=follow_timeout)
 
 
 def _speaker(item: dict) -> str | None:
@@ -491,6 +595,10 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
     sessions = [_session(item) for item in pool]
     if any(s is not None for s in sessions):
         eager["session_ids"] = sessions
+    titles = [(item.get("metadata") or {}).get(TITLE_KEY) if isinstance(
+        item.get("metadata"), dict) else None for item in pool]
+    if any(isinstance(t, str) and t for t in titles):
+        eager["titles"] = titles
     cache: dict[str, Any] = {}
     if stored.sparse is not None and any(s is not None for s in stored.sparse):
         def features():
@@ -553,7 +661,7 @@ def collect_pool(
         _CAPTURE.reset(token)
     if pool and cap.vector is None:
         raise AdapterError("the query embedding Mem0 computed was not seen")
-    return candidate_pool(memory, query, pool, cap.vector)
+    return candidate_pool(memory, query, pool, cap.vector, scope=wanted)
 
 
 def _native_call(binding: PursuitBinding, memory, query, filters, limit, args, kwargs):
@@ -584,7 +692,9 @@ def _steps(binding: PursuitBinding, memory, query, filters, limit, args, kwargs,
     trace.timings["pool"] = time.perf_counter() - t0
     trace.timings["embed"] = cap.seconds
     trace.query_embed_calls = cap.calls
-    return functools.partial(binding._reorder, memory, query, pool, k, p, cap, explain, trace)
+    scope = {name: ba.arguments.get(name) for name in ("filters", "threshold", "show_expired")}
+    return functools.partial(binding._reorder, memory, query, pool, k, p, cap, explain, trace,
+                             scope)
 
 
 def _resume(steps, value=None, error: BaseException | None = None):

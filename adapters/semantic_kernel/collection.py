@@ -35,18 +35,22 @@ Budget rule: ``search``'s ``top`` keeps its meaning; ``k`` only caps it (``K = m
 
 from __future__ import annotations
 
+import ast
+import asyncio
+import concurrent.futures
 import dataclasses
+import inspect
 import json
 import logging
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
 from semantic_kernel.data._shared import KernelSearchResults
 from semantic_kernel.data.vector import VectorSearchResult
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, ReadOptions,
-                                     aread_or_native, blank_query, check_int, metadata_signals,
-                                     pool_signals)
+from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
+                                     ScopedTitleIndexes, TitleLookup, aread_or_native, blank_query,
+                                     check_int, metadata_signals, pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitCollection", "SemanticKernelReadError"]
 
@@ -54,6 +58,44 @@ logger = logging.getLogger(__name__)
 
 #: Data field names taken as the memory's text when none is full-text indexed.
 TEXT_FIELDS = ("content", "text", "memory", "document")
+
+#: the collection methods that write (the title indexes follow them)
+_WRITES = ("upsert", "delete", "ensure_collection_deleted")
+#: records listed at most when reading a scope's titles (one search with the scope's filter)
+_LISTED = 100_000
+
+
+def _scoped_filter(scope: Any, key: str) -> Optional[Callable[[str], str]]:
+    """``title -> filter``: the caller's filter (None, a lambda, or its source as a string) and
+    ``x.<key> == title`` as one lambda source string, which every store reads as one condition
+    (a list of filters is an OR for ``InMemoryCollection`` and an AND for Chroma); None where
+    the filter's source cannot be read as one lambda of literals (a lambda that reads a
+    variable: its value is not in its source)."""
+    if scope is None:
+        return lambda title: f"lambda x: x.{key} == {title!r}"
+    try:
+        source = scope if isinstance(scope, str) else inspect.getsource(scope).strip()
+        lambdas = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Lambda)]
+    except (OSError, TypeError, SyntaxError):
+        return None
+    if len(lambdas) != 1 or len(lambdas[0].args.args) != 1:
+        return None
+    arg = lambdas[0].args.args[0].arg
+    if any(isinstance(n, ast.Name) and n.id != arg for n in ast.walk(lambdas[0].body)):
+        return None  # a variable of the caller's code: its value is not in the source
+    body = ast.unparse(lambdas[0].body)
+    return lambda title: f"lambda {arg}: ({body}) and {arg}.{key} == {title!r}"
+
+
+def _blocking(make: Callable[[], Any]) -> Any:
+    """``make()``'s coroutine run to its end from sync code (a thread of its own when this one
+    runs an event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    with concurrent.futures.ThreadPoolExecutor(1) as one:
+        return one.submit(lambda: asyncio.run(make())).result()
 
 
 class SemanticKernelReadError(RuntimeError):
@@ -125,6 +167,8 @@ class MemPursuitCollection:
         self.k, self.pool = self._options.k, self._options.pool
         self.policy, self.strict = self._options.policy, self._options.strict
         self.policy_options = dict(self._options.policy_options)
+        self._titles: Optional[ScopedTitleIndexes] = None
+        self._noted = False
 
     @staticmethod
     def _default_text_field(definition: Any) -> Optional[str]:
@@ -142,7 +186,7 @@ class MemPursuitCollection:
     # -- everything else is the collection's own ----------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        if name == "collection":  # not set yet (a failed __init__)
+        if name in ("collection", "_titles", "_noted"):  # not set yet (a failed __init__)
             raise AttributeError(name)
         return getattr(self.collection, name)
 
@@ -207,12 +251,7 @@ class MemPursuitCollection:
             filter=filter, top=size, skip=0, include_total_count=include_total_count,
             include_vectors=True, **kwargs)
         hits = await _iterate(found.results)
-        field = self.collection.definition.try_get_vector_field(vector_property_name)
-        name = field.storage_name or field.name if field is not None else None
-        vectors = [_value(h.record, field.name) if field is not None else None for h in hits]
-        if name is not None:
-            vectors = [v if v is not None else _value(h.record, name)
-                       for v, h in zip(vectors, hits)]
+        vectors = self._stored_vectors(hits, vector_property_name)
         bad = sum(v is None or isinstance(v, str) or len(v) == 0 for v in vectors)
         if bad:
             raise SemanticKernelReadError(
@@ -223,15 +262,86 @@ class MemPursuitCollection:
             raise SemanticKernelReadError("MemPursuitCollection: the data model has no str data "
                                           "field to read the memories' text from: pass "
                                           "text_field=")
-        texts = [str(_value(h.record, self.text_field) or "") for h in hits]
-        data = [{f.name: _value(h.record, f.name)
-                 for f in self.collection.definition.data_fields} for h in hits]
-        extra = metadata_signals(data, self.metadata_keys)
+        query = values if isinstance(values, str) else ""
+        signals = self._signals(hits, query)
+        if "titles" in signals:
+            lookup = self._title_lookup(qv, query, vector_property_name, filter, kwargs)
+            if lookup is not None:
+                signals = signals.overlay({"title_lookup": lookup})
         matrix = (np.asarray([np.asarray(v, dtype=np.float32) for v in vectors])
                   .reshape(len(hits), -1) if hits
                   else np.empty((0, qv.shape[0]), dtype=np.float32))
-        signals = pool_signals(texts, values if isinstance(values, str) else "", **extra)
         return CandidatePool(hits, qv, matrix, signals=signals), found.total_count
+
+    def _signals(self, hits: List[Any], query: str) -> Any:
+        """The signals of search results (a pool's, or a second read's)."""
+        texts = [str(_value(h.record, self.text_field) or "") for h in hits]
+        data = [{f.name: _value(h.record, f.name)
+                 for f in self.collection.definition.data_fields} for h in hits]
+        return pool_signals(texts, query, **metadata_signals(data, self.metadata_keys))
+
+    def _stored_vectors(self, hits: List[Any], vector_property_name: Optional[str]) -> List[Any]:
+        field = self.collection.definition.try_get_vector_field(vector_property_name)
+        name = field.storage_name or field.name if field is not None else None
+        vectors = [_value(h.record, field.name) if field is not None else None for h in hits]
+        if name is not None:
+            vectors = [v if v is not None else _value(h.record, name)
+                       for v, h in zip(vectors, hits)]
+        return vectors
+
+    # -- the second read ------------------------------------------------------------------------
+
+    def _off(self, why: str) -> None:
+        if not self._noted:
+            self._noted = True
+            logger.info("mempursuit: MemPursuitCollection's second read (the titles its picks "
+                        "name, fetched from the collection) is off: %s", why)
+
+    def _title_lookup(self, qv: np.ndarray, query: str, vector_property_name: Optional[str],
+                      scope: Any, kwargs: Mapping[str, Any]) -> Optional[TitleLookup]:
+        """The second read of a search inside its filter: one search per title whose filter
+        is the caller's ANDed with ``x.title == t`` (one lambda, as a string), with the stored
+        vectors; the scope's titles listed by searches with the caller's filter. None (said
+        once) where the filter cannot be read as one lambda or the title is no data field."""
+        key = self.metadata_keys.get("titles", "title")
+        if key not in [f.name for f in self.collection.definition.data_fields]:
+            self._off(f"the data model has no {key!r} data field to filter by")
+            return None
+        if kwargs:
+            self._off(f"it cannot keep the search arguments {sorted(kwargs)}")
+            return None
+        scoped = _scoped_filter(scope, key)
+        if scoped is None:
+            self._off("the search's filter cannot be read as one lambda of literals (pass it "
+                      "as a string, 'lambda x: x.user == \"A\"')")
+            return None
+        collection = self.collection
+        vector = qv.tolist()
+
+        async def search(filter: Any, top: int, include_vectors: bool = True) -> List[Any]:
+            found = await collection.search(vector=vector, filter=filter, top=top,
+                                            vector_property_name=vector_property_name,
+                                            include_vectors=include_vectors)
+            return await _iterate(found.results)
+
+        async def listed() -> List[Any]:  # one search: Chroma's ignores skip
+            return [_value(h.record, key) for h in await search(scope, _LISTED, False)]
+
+        def fetch(names: List[str], limit: int) -> Fetched:
+            async def each() -> List[List[Any]]:
+                return await asyncio.gather(*(search(scoped(t), limit) for t in names))
+            hits = [h for found in _blocking(each) for h in found]
+            vectors = self._stored_vectors(hits, vector_property_name)
+            hits = [h for h, v in zip(hits, vectors) if v is not None and not isinstance(v, str)]
+            rows = [v for v in vectors if v is not None and not isinstance(v, str)]
+            return Fetched.of(hits, rows, self._signals(hits, query))
+        if self._titles is None:
+            self._titles = ScopedTitleIndexes(collection, _WRITES,
+                                              framework=type(collection).__name__)
+        keyname = collection.definition.key_name
+        return TitleLookup(self._titles.index(scoped("\0"), lambda: _blocking(listed)),
+                           fetch, key=lambda h: _value(h.record, keyname),
+                           timeout=self._options.follow_timeout)
 
     # -- the read -------------------------------------------------------------------------------
 

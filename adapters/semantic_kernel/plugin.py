@@ -10,6 +10,8 @@ SPEC = AdapterSpec(
     swap="collection = MemPursuitCollection(collection, k=10): its search(...) reads 200 with "
          "include_vectors=True and returns the policy's top",
     docs="docs/adapters/semantic-kernel.md",
+    second_read=("a search per title whose filter is the caller's lambda ANDed with "
+                 "x.title == t (InMemoryCollection, Chroma, ...), with the stored vectors"),
     summary="Semantic Kernel: a vector store collection whose search reorders a pool of 200",
 )
 

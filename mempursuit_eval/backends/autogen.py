@@ -147,7 +147,8 @@ class AutoGenBackend:
         group_entry(self._groups, group)
         pool = self._run(self._memories[group].candidate_pool(query, size))
         return pool_from_candidates(pool, [m.metadata["uid"] for m in pool.items],
-                                    units=self._units, dataset_signals=self.dataset_signals)
+                                    units=self._units, dataset_signals=self.dataset_signals,
+                                    uid_of=lambda m: m.metadata["uid"])
 
     def close(self) -> None:
         for memory in self._memories.values():

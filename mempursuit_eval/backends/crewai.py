@@ -151,7 +151,8 @@ class CrewAIBackend:
         qv = query_vector_for(self._embedder, query, query_vector)
         pool = self._memory(group).candidate_pool(query, size, query_embedding=qv.tolist())
         return pool_from_candidates(pool, [r.metadata["uid"] for r, _ in pool.items],
-                                    units=self._units, dataset_signals=self.dataset_signals)
+                                    units=self._units, dataset_signals=self.dataset_signals,
+                                    uid_of=lambda hit: hit[0].metadata["uid"])
 
     def close(self) -> None:
         for memory in self._memories.values():

@@ -8,7 +8,8 @@ wheel in the work directory and stopped on close).
 
 * ``build``: one namespace per group, ``("mempursuit", "g<n>")``; one item per unit, key the
   unit id, value ``{"text", "session", "speaker", "timestamp"}`` as an application would store
-  a dialogue turn; the store's index embeds ``text`` with the harness's embedder (its own
+  a dialogue turn (plus ``"title"`` for a unit with one: the adapter's ``titles`` and second
+  read); the store's index embeds ``text`` with the harness's embedder (its own
   embedding function, ``index={"dims", "embed", "fields": ["text"]}``).
 * ``pool``: exactly :meth:`mempursuit_langgraph.MemPursuitStore.pool`, the read every wrapped
   search makes: the store's own search with ``limit = size``, the stored vectors read back from
@@ -161,7 +162,8 @@ class LangGraphBackend:
                 chunk = members[start:start + self.batch_size]
                 self._store.batch([PutOp(ns, u.uid, {
                     "text": u.text, "session": u.session_id, "speaker": u.speaker,
-                    "timestamp": u.timestamp}) for u in chunk])
+                    "timestamp": u.timestamp, **({"title": u.title} if u.title else {})})
+                    for u in chunk])
                 if progress is not None:
                     progress(len(chunk))
 
@@ -180,7 +182,8 @@ class LangGraphBackend:
             raise RuntimeError(f"{len(got.unscored)} pool items have no stored vector")
         c = got.candidates
         return pool_from_candidates(c, [item.key for item in c.items], units=self._units,
-                                    dataset_signals=self.dataset_signals)
+                                    dataset_signals=self.dataset_signals,
+                                    uid_of=lambda item: item.key)
 
     def close(self) -> None:
         closers, self._closers = self._closers, []

@@ -113,7 +113,8 @@ class SemanticKernelBackend:
         pool = self._run(self._collections[group].candidate_pool(query, vector=qv.tolist(),
                                                                  size=size))
         return pool_from_candidates(pool, [r.record.key for r in pool.items], units=self._units,
-                                    dataset_signals=self.dataset_signals)
+                                    dataset_signals=self.dataset_signals,
+                                    uid_of=lambda r: r.record.key)
 
     def close(self) -> None:
         self._collections = {}

@@ -1,4 +1,5 @@
-"""Latency benchmark: ``mempursuit bench`` prints a table and writes JSON.
+"""Latency benchmark: ``mempursuit bench`` (a command of the harness's plugin) prints a table
+and writes JSON.
 
 Times :func:`mempursuit_core.select` on one thread (float32 and float64) over a grid of pool
 sizes, budgets and dimensions on clustered pools with near-duplicates; in the same run, a
@@ -20,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .pursuit import select, select_batch
-from ._reference import select_reference
+from mempursuit_core._reference import select_reference
+from mempursuit_core.pursuit import select, select_batch
 
 
 def clustered_pool(P: int, d: int, rng: np.random.Generator, *, facts: int = 4):
@@ -149,3 +150,28 @@ def run(*, quick: bool = False, threads: int | None = None, out: str | Path | No
         Path(out).write_text(json.dumps(result, indent=2))
         echo(f"wrote {out}")
     return result
+
+
+def _cmd_bench(args) -> int:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # the full-Gram baseline may then use several BLAS threads
+        threadpool_limits = None
+    if threadpool_limits is not None:
+        with threadpool_limits(1):
+            run(quick=args.quick, threads=args.threads, out=args.out,
+                reference=not args.no_reference)
+    else:
+        run(quick=args.quick, threads=args.threads, out=args.out, reference=not args.no_reference)
+    return 0
+
+
+def add_bench_parser(subparsers) -> None:
+    """``mempursuit bench``."""
+    p = subparsers.add_parser("bench", help="latency benchmark: prints a table, writes JSON")
+    p.add_argument("--out", default=None,
+                   help="JSON output path (default: no file, the table only)")
+    p.add_argument("--quick", action="store_true", help="a small grid (seconds)")
+    p.add_argument("--threads", type=int, default=None, help="threads for the batch form")
+    p.add_argument("--no-reference", action="store_true", help="skip the full-Gram baseline")
+    p.set_defaults(func=_cmd_bench)
