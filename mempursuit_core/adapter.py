@@ -31,7 +31,8 @@ the second read             :class:`TitleIndex` (a store's titles, indexed once 
                             own methods), :class:`TitleLookup` (the ``"title_lookup"`` signal:
                             the index and one read's fetch by title inside the caller's
                             scope, with its key, scope check and deadline), :class:`Fetched`,
-                            :class:`ScopedTitleIndexes` (one index per scope of a store)
+                            :class:`ScopedTitleIndexes` (one index per scope of a store),
+                            :data:`DEFAULT_FOLLOW_TIMEOUT` (the deadline's default)
 rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
                             fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
@@ -66,8 +67,8 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targ
                   qdrant_search_params, warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
-from .follow import (Fetched, ScopedTitleIndexes, TitleIndex, TitleLookup, note_write,
-                     plain_match, write_version)
+from .follow import (DEFAULT_FOLLOW_TIMEOUT, Fetched, ScopedTitleIndexes, TitleIndex,
+                     TitleLookup, note_write, plain_match, write_version)
 from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
@@ -89,6 +90,7 @@ __all__ = [
     "AdapterNotInstalledError",
     "AdapterSpec",
     "CandidatePool",
+    "DEFAULT_FOLLOW_TIMEOUT",
     "DEFAULT_METADATA_KEYS",
     "DEFAULT_POLICY",
     "DEFAULT_POOL",
