@@ -12,6 +12,8 @@
 #           `".[haystack-rankers]"` alone: every policy the extra adds (pyversity-*, haystack-*)
 #           is registered and picks K distinct candidates from a small pool, as
 #           `mempursuit eval --policies NAME` would have it do.
+#   SERVICE   `pip install ".[serve]"` alone: examples/serve_quickstart.py starts `mempursuit
+#           serve` on a loopback port and asks it with the standard library.
 #
 # Measured on the shared 2-core machine under load (2 lanes; install + imports + example):
 # graphiti 96 s, langgraph 87, memorybank 74, langchain 92, haystack 52, llamaindex 138, lightmem 115 (no
@@ -33,8 +35,9 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
 ALL=(fast mem0 lightmem simplemem memorybank langgraph llamaindex langchain haystack graphiti cognee
-     agno semantic-kernel autogen crewai diversifiers haystack-rankers)
+     agno semantic-kernel autogen crewai diversifiers haystack-rankers serve)
 BASELINES=" diversifiers haystack-rankers "
+SERVICES=" serve "
 lanes=1
 if [ "${1:-}" = "-j" ]; then lanes="$2"; shift 2; fi
 checks=("$@")
@@ -168,10 +171,20 @@ EOF
   )
 }
 
+check_service() {
+  local extra="$1" venv="$work/venv-$1"
+  "$PY" -m venv "$venv" || return 1
+  echo "== pip install .[$extra] alone, then examples/${extra}_quickstart.py"
+  "$venv/bin/python" -m pip install -q -c "$work/constraints.txt" "${wheel}[$extra]" || return 1
+  (cd "$work" && NUMBA_CACHE_DIR="$work/numba-$extra" timeout 300 "$venv/bin/python" \
+     "$ROOT/examples/${extra}_quickstart.py")
+}
+
 run_one() {
   local c="$1" start=$SECONDS rc
   if [ "$c" = fast ]; then check_fast >"$logs/$c.log" 2>&1
   elif [[ "$BASELINES" == *" $c "* ]]; then check_baseline "$c" >"$logs/$c.log" 2>&1
+  elif [[ "$SERVICES" == *" $c "* ]]; then check_service "$c" >"$logs/$c.log" 2>&1
   else check_extra "$c" >"$logs/$c.log" 2>&1; fi
   rc=$?
   echo "$rc $((SECONDS - start))" >"$logs/$c.rc"

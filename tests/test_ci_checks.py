@@ -23,10 +23,15 @@ def test_every_framework_extra_is_checked_alone():
     # diversifiers, haystack-rankers: baselines for the harness, not a framework's adapter:
     # checked alone too, by their policies rather than an example
     baselines = {"diversifiers", "haystack-rankers"}
-    frameworks = set(extras) - {"embed", "eval", "all", "test"} - baselines
-    assert set(_checks()) == frameworks | baselines | {"fast"}
+    # serve: the rerank service, checked alone by its quickstart (no adapter to import)
+    services = {"serve"}
+    frameworks = set(extras) - {"embed", "eval", "all", "test"} - baselines - services
+    assert set(_checks()) == frameworks | baselines | services | {"fast"}
     listed = re.search(r'^BASELINES=" ([^"]*) "', SCRIPT, re.M).group(1).split()
     assert set(listed) == baselines
+    assert set(re.search(r'^SERVICES=" ([^"]*) "', SCRIPT, re.M).group(1).split()) == services
+    for extra in services:
+        assert (ROOT / "examples" / f"{extra}_quickstart.py").is_file(), extra
     for extra in frameworks:  # the example the check runs
         # the example the check runs (a hyphen in the extra: "_")
         assert (ROOT / "examples" / f"{extra.replace('-', '_')}_quickstart.py").is_file(), extra

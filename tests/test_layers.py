@@ -1,5 +1,5 @@
-"""The layers point one way (core <- adapters <- harness), with no cycles and no import-time
-side effects; the plugin host keeps the built-ins and says when a plugin collides with them."""
+"""The layers point one way (core <- adapters <- harness; core <- service), with no cycles and
+no import-time side effects; the plugin host keeps the built-ins and says when a plugin collides with them."""
 
 import ast
 import json
@@ -25,6 +25,7 @@ ADAPTERS = tuple(sorted({top_package(spec) for spec in ADAPTER_SPECS.values()}))
 PACKAGES = {  # import name -> folder
     "mempursuit_core": ROOT / "mempursuit_core",
     "mempursuit_eval": ROOT / "mempursuit_eval",
+    "mempursuit_serve": ROOT / "mempursuit_serve",
     **{pkg: package_folder(pkg) for pkg in ADAPTERS},
 }
 #: What an adapter's own modules may import: its framework, and the stores adapters read directly.
@@ -76,7 +77,8 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
 
 def _layer(module: str) -> str:
     top = module.split(".")[0]
-    return "core" if top == "mempursuit_core" else "eval" if top == "mempursuit_eval" else "adapter"
+    return {"mempursuit_core": "core", "mempursuit_eval": "eval",
+            "mempursuit_serve": "serve"}.get(top, "adapter")
 
 
 def test_dependencies_point_one_way():
@@ -87,9 +89,21 @@ def test_dependencies_point_one_way():
         for dep in _imports(name, path, known):
             a, b = _layer(name), _layer(dep)
             if (a == "core" and b != "core") or (a == "adapter" and b == "eval") or (
-                    a == "adapter" and b == "adapter" and dep.split(".")[0] != name.split(".")[0]):
+                    a == "adapter" and b == "adapter" and dep.split(".")[0] != name.split(".")[0]) or (
+                    # the service (mempursuit serve) imports the core only, and nothing imports it
+                    (a == "serve") != (b == "serve") and b != "core"):
                 wrong.append(f"{name} -> {dep}")
     assert not wrong, wrong
+
+
+def test_the_service_reads_through_the_core_s_public_surface():
+    """mempursuit_serve imports the core's supported names only (the adapter surface, the
+    package's top level, the plugin hook marker), as a third-party service would."""
+    mods = _modules()
+    public = {"mempursuit_core", "mempursuit_core.adapter", "mempursuit_core.hookspecs"}
+    used = {dep for name, path in mods.items() if _layer(name) == "serve"
+            for dep in _imports(name, path, set(mods)) if _layer(dep) == "core"}
+    assert used and used <= public, sorted(used - public)
 
 
 def test_no_import_cycles():
@@ -128,7 +142,8 @@ def test_each_module_alone_pulls_in_only_its_layers(module):
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={"MEMPURSUIT_PLUGINS": "", "PATH": "", "MEM0_TELEMETRY": "False"})
-    if res.returncode and "ModuleNotFoundError" in res.stderr and module.startswith(ADAPTERS):
+    if res.returncode and "ModuleNotFoundError" in res.stderr and module.startswith(
+            ADAPTERS + ("mempursuit_serve",)):  # the service's modules need the [serve] extra
         pytest.skip(f"{module} needs its framework: {res.stderr.strip().splitlines()[-1]}")
     assert res.returncode == 0, res.stderr
     loaded = {m.split(".")[0] for m in json.loads(res.stdout)}
