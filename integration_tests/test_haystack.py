@@ -294,3 +294,19 @@ def test_eval_backend_hands_titles_over_as_meta(tmp_path):
     pool = backend.pool("docs", QUESTION, 200)
     by_uid = {u.uid: u for u in units}
     assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.uids]
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_keeps_haystacks_order_with_one_warning(store, blank, caplog):
+    """The text embedder and the retriever run on the blank text as Haystack runs them; the
+    ranker has nothing to choose by: the retriever's first K, and one warning (issue 64)."""
+    _, retriever = store
+    alone = _pipeline(retriever(3)).run({"embedder": {"text": blank}})["retriever"]["documents"]
+    p = _pipeline(retriever(200, return_embedding=True), MemPursuitRanker(top_k=3))
+    with caplog.at_level(logging.WARNING):
+        ours = p.run({"embedder": {"text": blank}, "ranker": {"query": blank}})["ranker"][
+            "documents"]
+    assert [d.id for d in ours] == [d.id for d in alone] and len(ours) == 3
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemPursuitRanker: the query is" in warned[0], warned
+    assert "pass the question's text" in warned[0]

@@ -178,3 +178,21 @@ def test_async_fallback_uses_the_stores_async_search(embeddings, caplog):
                                         strict=True).ainvoke(QUESTION))
     assert vs.blocking_calls == 0
     assert _texts(retriever.invoke(QUESTION)) == native  # the sync read: sync search, no loop
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_keeps_langchains_order_with_one_warning(store, blank, caplog):
+    """Both swaps, sync and async: the store's own top K for an empty or blank query, and one
+    warning per read (issue 64)."""
+    alone = _texts(store.as_retriever(search_kwargs={"k": 2}).invoke(blank))
+    compressed = ContextualCompressionRetriever(
+        base_compressor=MemPursuitCompressor(k=2, vector_store=store),
+        base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+    wrapper = MemPursuitRetriever(vectorstore=store, k=2)
+    for read in (compressed.invoke, lambda q: asyncio.run(compressed.ainvoke(q)),
+                 wrapper.invoke, lambda q: asyncio.run(wrapper.ainvoke(q))):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert _texts(read(blank)) == alone and len(alone) == 2
+        warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warned) == 1 and "the query is" in warned[0], warned

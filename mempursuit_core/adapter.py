@@ -11,7 +11,8 @@ The names, by what they are for:
 ==========================  =================================================================
 read options                :class:`ReadOptions` (``k``, ``pool``, ``policy``,
                             ``policy_options``, ``strict``; ``is_native``), :data:`DEFAULT_POOL`,
-                            :data:`DEFAULT_POLICY`
+                            :data:`DEFAULT_POLICY`, :func:`blank_query` (an empty or blank
+                            query: one warning, and the framework's own result)
 the read path               :class:`CandidatePool` (``select``), :class:`PoolSelection`,
                             :func:`read_or_native` / :func:`aread_or_native` (the framework's own
                             result and one warning on any failure, on the ``mempursuit``
@@ -30,13 +31,15 @@ the second read             :class:`TitleIndex` (a store's titles, indexed once 
                             own methods), :class:`TitleLookup` (the ``"title_lookup"`` signal:
                             the index and one read's fetch by title inside the caller's
                             scope, with its key, scope check and deadline), :class:`Fetched`,
-                            :class:`ScopedTitleIndexes` (one index per scope of a store)
+                            :class:`ScopedTitleIndexes` (one index per scope of a store),
+                            :data:`DEFAULT_FOLLOW_TIMEOUT` (the deadline's default)
 rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
                             fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
 policies                    :class:`Selector`, :class:`Selection`, :class:`NativeSelector`,
                             :func:`get_selector`, :func:`resolve_selector`
-checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`
+checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`,
+                            :func:`did_you_mean` (a misspelt name's nearest known one)
 the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
                             :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`,
                             :func:`install_line` (an extra's install line)
@@ -64,15 +67,15 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targ
                   qdrant_search_params, warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
-from .follow import (Fetched, ScopedTitleIndexes, TitleIndex, TitleLookup, note_write,
-                     plain_match, write_version)
+from .follow import (DEFAULT_FOLLOW_TIMEOUT, Fetched, ScopedTitleIndexes, TitleIndex,
+                     TitleLookup, note_write, plain_match, write_version)
 from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
 from .lexical import LexicalIndex
-from .options import DEFAULT_POOL, ReadOptions
-from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
-                      resolve_selector)
+from .options import DEFAULT_POOL, ReadOptions, blank_query
+from .plugins import (AdapterNotInstalledError, AdapterSpec, did_you_mean, get_adapter_spec,
+                      get_selector, resolve_selector)
 from .readpath import (CandidatePool, PoolSelection, StoredPool, aread_or_native, read_or_native,
                        stored_pool)
 from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_source,
@@ -87,6 +90,7 @@ __all__ = [
     "AdapterNotInstalledError",
     "AdapterSpec",
     "CandidatePool",
+    "DEFAULT_FOLLOW_TIMEOUT",
     "DEFAULT_METADATA_KEYS",
     "DEFAULT_POLICY",
     "DEFAULT_POOL",
@@ -108,9 +112,11 @@ __all__ = [
     "VectorResolver",
     "apgvector_read_settings",
     "aread_or_native",
+    "blank_query",
     "check_int",
     "check_k",
     "checked_order",
+    "did_you_mean",
     "document_source",
     "document_title",
     "get_adapter_spec",

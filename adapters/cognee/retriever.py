@@ -38,7 +38,7 @@ from cognee.modules.retrieval.register_retriever import use_retriever
 from cognee.modules.search.types import SearchType
 
 from mempursuit_core.adapter import (ReadOptions, StoredPool, aread_or_native,
-                                     pool_signals, stored_pool)
+                                     blank_query, pool_signals, stored_pool)
 
 __all__ = ["CHUNK_SIGNALS", "ChunkPool", "CogneeReadError", "MemPursuitChunksRetriever",
            "use_mempursuit"]
@@ -127,7 +127,8 @@ class MemPursuitChunksRetriever(ChunksRetriever):
         if self.top_k is None:  # cognee reads the whole collection: there is no K to choose
             return await super().get_retrieved_objects(query)
         budget = self.options.budget(self.top_k)
-        if self.native or not (query or "").strip() or budget <= 0:
+        if (self.native or budget <= 0 or query is None
+                or blank_query(query, "MemPursuitChunksRetriever", log=logger)):
             return await self._native(query, budget)
 
         async def ours() -> list[Any]:

@@ -30,6 +30,13 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     policy_options: Dict[str, Any] = Field(default_factory=dict, description="Selector options")
     strict: bool = Field(default=False, description="Raise instead of falling back to native")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):  # Mem0's settings' one line, with a did-you-mean
+            MemPursuitSettings.check_keys(data, set(cls.model_fields))
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> "MemPursuitRerankerConfig":
         if self.k is not None and self.top_k is not None and self.k != self.top_k:

@@ -43,8 +43,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, check_k,
-                                    pool_signals, read_or_native)
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, blank_query,
+                                    check_k, pool_signals, read_or_native)
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
@@ -724,7 +724,7 @@ class MemoryBankStore:
         return self.read_vector(
             self.embed_query(query), k, policy=policy, pool=pool, strict=strict,
             policy_options=policy_options, budget=budget, window=window,
-            query=self._query_text(query), **options,
+            query=self._query_text(query) if query.strip() else query, **options,
         )
 
     def _read_options(self, given: dict[str, Any], policy_options, extra: dict[str, Any]
@@ -772,7 +772,7 @@ class MemoryBankStore:
             return read_from_seeds(seeds, texts, dates, self.resident(), seed_distances=dist,
                                    policy="native", **common)
 
-        if opts.is_native:
+        if opts.is_native or blank_query(query, "MemoryBankStore", log=logger):
             return native()
         sel = opts.selector()
         name = getattr(sel, "name", "selector")
