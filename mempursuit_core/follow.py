@@ -343,15 +343,24 @@ class TitleIndex:
         for text in texts:
             found = sorted(index.named(nfc(str(text)), cased),
                            key=lambda j: (-len(index.phrases[j]), j))
-            queues.append([raw[j] for j in found if raw[j] not in skip
-                           and (keep is None or keep(raw[j]))])
+            queues.append([raw[j] for j in found if raw[j] not in skip])
+        if keep is not None:  # each queue without the titles ``keep`` refuses, judged lazily
+            judged: dict[str, bool] = {}
+
+            def kept(title: str) -> bool:
+                if title not in judged:
+                    judged[title] = keep(title)
+                return judged[title]
+            queues = [_Lazy(t for t in queue if kept(t)) for queue in queues]
         out: dict[str, None] = {}
-        for turn in range(max(map(len, queues), default=0)):
+        turn = 0
+        while any(turn < len(queue) for queue in queues):
             for queue in queues:
                 if turn < len(queue) and queue[turn] not in out:
                     out[queue[turn]] = None
                     if limit is not None and len(out) >= limit:
                         return list(out)
+            turn += 1
         return list(out)
 
     def warn(self, kind: str, message: str) -> None:
@@ -429,6 +438,49 @@ class ScopedTitleIndexes:
             while len(self._indexes) > self.size:
                 self._indexes.pop(next(iter(self._indexes)))
         return index
+
+
+class _Lazy:
+    """A list read from an iterator as far as it is looked at (``len`` reads one more)."""
+
+    def __init__(self, items: Iterable[Any]):
+        self._items, self._seen = iter(items), []
+
+    def _upto(self, n: int) -> None:
+        while len(self._seen) < n:
+            try:
+                self._seen.append(next(self._items))
+            except StopIteration:
+                break
+
+    def __getitem__(self, i: int) -> Any:
+        self._upto(i + 1)
+        return self._seen[i]
+
+    def __len__(self) -> int:  # only ``turn < len(queue)`` is asked: one more than seen will do
+        self._upto(len(self._seen) + 1)
+        return len(self._seen)
+
+
+def _not_a_hub(texts: Sequence[Any], most: int) -> Callable[[str], bool]:
+    """``keep(title)``: whether fewer than ``most`` of ``texts`` name ``title`` (in any case).
+    The texts are joined once; a title whose phrase occurs fewer than ``most`` times in all of
+    them at all (most titles) is decided by one count, the rest text by text."""
+    lowered = [nfc(str(t)).lower() for t in texts]
+    joined = "\n".join(lowered)
+
+    def keep(title: str) -> bool:
+        phrase = title_phrase(title)
+        if not phrase or joined.count(phrase) < most:
+            return True
+        seen = 0
+        for text in lowered:
+            if _occurs(phrase, text):
+                seen += 1
+                if seen >= most:
+                    return False
+        return True
+    return keep
 
 
 class TitleLookup:
@@ -514,11 +566,7 @@ class TitleLookup:
             lambda: self.timeout - (time.monotonic() - start))
         keep = None
         if request.max_named is not None and pool_texts is not None:
-            lowered = [nfc(str(t)).lower() for t in pool_texts]
-
-            def keep(title: str) -> bool:  # not a hub: named by fewer than max_named texts
-                phrase = title_phrase(title)
-                return sum(_occurs(phrase, t) for t in lowered) < request.max_named
+            keep = _not_a_hub(pool_texts, request.max_named)
         names = self.index.named(request.said, exclude=request.exclude, limit=request.limit,
                                  timeout=left(), cased=request.cased, keep=keep)
         if not names:
