@@ -308,6 +308,23 @@ def render() -> str:
             f"{e['all']['swap']['complete_coverage@5']:.1f} / "
             f"{e['all']['swap']['complete_coverage@10']:.1f}"
             for name, e in fw["frameworks"].items()) + " (complete coverage, K = 5 / 10).", ""]
+    harness = [(name, RUNS / f"{key}-2wiki") for name, key in
+               (("LangGraph (InMemoryStore)", "langgraph"), ("AutoGen (ChromaDB)", "autogen"))
+               if (RUNS / f"{key}-2wiki" / "summary.json").exists()]
+    if harness:
+        lines += [
+            "Through the harness's own framework stores (`mempursuit eval --framework NAME "
+            "--dataset 2wikimultihopqa`: the paragraphs written into the framework's store with "
+            "their titles, each pool read through the adapter's own read path, its second read "
+            "through the framework's own filter; all "
+            f"{n_wiki} questions; complete coverage K = 5 / 10):", "",
+            "| framework | native | the default | `follow=0` |", "|---|---:|---:|---:|"]
+        for name, run in harness:
+            rows = summary_rows(run)[0]
+            lines.append(f"| {name} | " + " | ".join(
+                f"{rows[p]['5']['complete_coverage']:.1f} / {rows[p]['10']['complete_coverage']:.1f}"
+                for p in ("native", "centered-fusion", "centered-fusion:follow=0")) + " |")
+        lines.append("")
     trial = RUNS / "vector_hop_locomo.json"
     if trial.exists():
         t = json.loads(trial.read_text(encoding="utf-8"))
