@@ -25,11 +25,11 @@ def test_the_documents_page_is_generated_and_its_verdicts_follow_the_numbers():
     report = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(report)
     _, hot = report.summary_rows(report.RUNS / "hotpotqa-test-hybrid")
-    assert "costs them places" in report.costs(hot, "comparison")
-    better = copy.deepcopy(hot)
-    better["results"]["centered-fusion"]["5"]["by_category"]["comparison"][
-        "complete_coverage"] = 100.0
-    assert "costs them nothing" in report.costs(better, "comparison")
+    assert "costs them nothing" in report.costs(hot, "comparison")  # round 6: defer
+    worse = copy.deepcopy(hot)
+    worse["results"]["centered-fusion"]["5"]["by_category"]["comparison"][
+        "complete_coverage"] = 0.0
+    assert "costs them places" in report.costs(worse, "comparison")
     assert report.hop_verdict({"0": 85.9, "2": 85.9, "5": 86.0}).startswith("It gains nothing")
     assert report.hop_verdict({"0": 80.0, "2": 83.5}) == "It gains 3.5 points there."
 
