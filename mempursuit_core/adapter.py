@@ -31,6 +31,10 @@ the second read             :class:`TitleIndex` (a store's titles, indexed once 
                             the index and one read's fetch by title inside the caller's
                             scope, with its key, scope check and deadline), :class:`Fetched`,
                             :class:`ScopedTitleIndexes` (one index per scope of a store)
+the read's trace            :class:`ReadTrace` (what the last read did: native and final
+                            order, where the vectors came from, the second read, the
+                            fallback), :class:`TraceSlot` (where a component keeps it:
+                            pass ``trace=`` to :func:`read_or_native`), :func:`note_vectors`
 rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
                             fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
@@ -79,6 +83,7 @@ from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_sourc
                      document_title, metadata_signals, native_scores, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
 from .signals import PoolSignals, pool_signals
+from .trace import ReadTrace, TraceSlot, note_vectors
 from .validation import check_int, check_k, checked_order
 from .vectors import (EmbeddedVectors, VectorResolver, register_vector_reader, supported_stores,
                       vector_reader_for)
@@ -97,6 +102,7 @@ __all__ = [
     "PoolSelection",
     "PoolSignals",
     "ReadOptions",
+    "ReadTrace",
     "Reranker",
     "ScopedTitleIndexes",
     "Selection",
@@ -105,6 +111,7 @@ __all__ = [
     "TITLE_KEYS",
     "TitleIndex",
     "TitleLookup",
+    "TraceSlot",
     "VectorResolver",
     "apgvector_read_settings",
     "aread_or_native",
@@ -121,6 +128,7 @@ __all__ = [
     "lazy_exports",
     "metadata_signals",
     "native_scores",
+    "note_vectors",
     "note_write",
     "pgvector_read_settings",
     "pgvector_targets",
