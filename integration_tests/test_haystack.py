@@ -82,9 +82,14 @@ def test_pipeline_keeps_the_complement_and_drops_a_paraphrase(store):
     alone = _texts(_run(_pipeline(retriever(2)), has_ranker=False))
     assert set(alone) <= set(PARAPHRASES)  # Haystack's own top 2: two paraphrases, no cat
     ranker = MemPursuitRanker(top_k=2)
-    ours = _texts(_run(_pipeline(retriever(200, return_embedding=True), ranker)))
+    docs = _run(_pipeline(retriever(200, return_embedding=True), ranker))
+    ours = _texts(docs)
     assert len(ours) == 2 and CAT in ours and (set(ours) - {CAT}) <= set(PARAPHRASES)
     assert ranker.vector_sources == {"documents": len(FACTS)}  # the stored vectors, as returned
+    trace = ranker.last_trace  # what the read did, documents by id
+    assert list(trace.final) == [d.id for d in docs] and len(trace.native) == len(FACTS)
+    assert trace.vectors == {"documents": len(FACTS)} and trace.fallback is None
+    assert repr(trace).startswith("ReadTrace(policy=") and "\n" not in repr(trace)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
@@ -135,7 +140,8 @@ def test_the_conformance_checks_every_adapter_runs(embedded, query_vector):
     testing.check_adapter(
         MemPursuitRanker, build=lambda **o: MemPursuitRanker(top_k=3, **o),
         read=lambda r: r.run(query=QUESTION, documents=docs, query_embedding=query_vector),
-        native=lambda: {"documents": docs[:3]})
+        native=lambda: {"documents": docs[:3]},
+        ids=lambda out: [d.id for d in out["documents"]])
 
 
 def _store(embedded):

@@ -63,6 +63,11 @@ def store(request, embeddings, tmp_path):
     client.close()
 
 
+def _ids(docs):
+    """The documents' ids as a trace shows them (Qdrant's in the metadata)."""
+    return [d.id or d.metadata.get("_id") for d in docs]
+
+
 def _texts(docs):
     return [d.page_content for d in docs]
 
@@ -82,8 +87,13 @@ def test_compression_retriever_keeps_the_complement_and_drops_a_paraphrase(store
 
 def test_vector_store_retriever_sync_and_async(store):
     retriever = MemPursuitRetriever(vectorstore=store, k=2)
-    ours = _texts(retriever.invoke(QUESTION))
+    docs = retriever.invoke(QUESTION)
+    ours = _texts(docs)
     assert CAT in ours and len(ours) == 2
+    trace = retriever.last_trace  # what the read did: documents by id
+    assert list(trace.final) == _ids(docs) and None not in trace.final
+    assert list(trace.native) == _ids(store.similarity_search(QUESTION, k=len(FACTS)))
+    assert trace.vectors == {"store": len(FACTS)} and trace.fallback is None
     assert _texts(asyncio.run(retriever.ainvoke(QUESTION))) == ours
     assert retriever.vector_sources == {"store": 2 * len(FACTS)}
 
@@ -117,6 +127,9 @@ def test_a_failure_returns_the_native_documents_and_strict_raises(caplog):
     compressor = MemPursuitCompressor(k=2)  # no embeddings, no store: cannot embed the query
     with caplog.at_level(logging.WARNING, logger="mempursuit"):
         assert _texts(compressor.compress_documents(docs, QUESTION)) == FACTS[:2]
+    # the trace says it fell back, and why; documents without ids shown by position
+    assert "embeddings=" in compressor.last_trace.fallback
+    assert compressor.last_trace.final == (0, 1)
     assert any("LangChain" in r.getMessage() and "embeddings=" in r.getMessage()
                for r in caplog.records)
     with pytest.raises(ValueError, match="embeddings="):

@@ -166,12 +166,22 @@ def test_query_engine_over_qdrant_sync(tmp_path, embed_model):
     store = QdrantVectorStore(collection_name="docs", client=client)
     index = _index(store, embed_model)
     post = MemPursuitPostprocessor(k=2, vector_store=store, embed_model=embed_model)
-    ours = _sources(_engine(index, post).query(QUESTION))
+    response = _engine(index, post).query(QUESTION)
+    ours = _sources(response)
     assert CAT in ours and len(ours) == 2 and post.vector_sources == {"store": len(FACTS)}
-    native = _sources(_engine(index, MemPursuitPostprocessor(k=2, policy="native")).query(QUESTION))
+    alone = index.as_query_engine(response_mode="no_text", similarity_top_k=len(FACTS)).query(
+        QUESTION)
+    trace = post.last_trace  # what the read did, nodes by node id
+    assert list(trace.final) == [n.node.node_id for n in response.source_nodes]
+    assert list(trace.native) == [n.node.node_id for n in alone.source_nodes]
+    assert trace.vectors == {"store": len(FACTS)} and trace.fallback is None
+    native_post = MemPursuitPostprocessor(k=2, policy="native")
+    native = _sources(_engine(index, native_post).query(QUESTION))
     assert native == _sources(index.as_query_engine(response_mode="no_text",
                                                     similarity_top_k=2).query(QUESTION))
     assert CAT not in native
+    assert list(native_post.last_trace.final) == list(trace.native[:2])
+    assert native_post.last_trace.policy == "native"
     client.close()
 
 
@@ -208,6 +218,8 @@ def test_a_failure_returns_the_native_nodes_with_one_warning_and_strict_raises(e
     post = MemPursuitPostprocessor(k=2, embed_model=Broken())  # no vectors, cannot embed
     with caplog.at_level(logging.WARNING, logger="mempursuit"):
         assert _sources(_engine(index, post).query(QUESTION)) == native
+    assert "embedder down" in post.last_trace.fallback  # the trace says it fell back, and why
+    assert len(post.last_trace.final) == 2 and post.last_trace.second_read is None
     assert any("embedder down" in r.getMessage() and "LlamaIndex" in r.getMessage()
                for r in caplog.records)
     with pytest.raises(RuntimeError, match="embedder down"):

@@ -113,9 +113,11 @@ class _Recorder:
     def short(self, item: Any) -> Any:
         if self.ids is not None:
             try:
-                return self.ids(item)
+                short = self.ids(item)
             except Exception:  # noqa: BLE001 - an item the id function cannot read: its position
-                pass
+                short = None
+            if short is not None:
+                return short
         for pool in (self.pool, self.native):
             for i, x in enumerate(pool or ()):
                 if x is item:
@@ -233,6 +235,10 @@ class recording:
             rec.budget_tokens = rec.tokens = None
         elif returned is not None:
             rec.final = returned
+            if rec.native is None:  # no pool was read: the framework's own read, passed through
+                rec.native = returned
+        if rec.policy is None:  # no policy ran
+            rec.policy = "native"
         self.slot.put(rec.trace(fallback))
 
     def __exit__(self, *exc: Any) -> None:

@@ -66,7 +66,8 @@ from haystack.core.errors import SerializationError
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                     Reranker, ScopedTitleIndexes, TitleLookup, VectorResolver,
-                                    check_int, metadata_signals, native_scores, pool_signals)
+                                    ReadTrace, TraceSlot, check_int, metadata_signals,
+                                    native_scores, pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
 
@@ -184,6 +185,7 @@ class MemPursuitRanker:
             log=logger, fix="Set return_embedding=True on the retriever, or pass "
             "document_store=, to use the stored ones.")
         self._minilm = None
+        self._trace = TraceSlot()
         self.filters = filters
         self.whole_store = whole_store
         self.follow_timeout = self._options.follow_timeout
@@ -228,6 +230,12 @@ class MemPursuitRanker:
         return default_from_dict(cls, data)
 
     @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last ``run`` on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: documents by id), or None."""
+        return self._trace.last
+
+    @property
     def vector_sources(self) -> Dict[str, int]:
         """How many document vectors came from each source so far: ``documents``, ``store``,
         ``embedded``."""
@@ -238,7 +246,8 @@ class MemPursuitRanker:
         ``k`` = that budget, the one selector built at construction."""
         if budget not in self._rerankers:
             reranker = Reranker(dataclasses.replace(self._options, k=budget),
-                                framework="Haystack", where="MemPursuitRanker")
+                                framework="Haystack", where="MemPursuitRanker",
+                                ids=lambda d: d.id, trace=self._trace)
             reranker.selector = self._selector
             self._rerankers[budget] = reranker
         return self._rerankers[budget]
