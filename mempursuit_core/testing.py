@@ -304,7 +304,8 @@ def check_trace(build: Callable[..., Any], read: Callable[[Any], Any],
 def check_adapter(cls: type | None = None, *, build: Callable[..., Any],
                   read: Callable[[Any], Any], native: Callable[[], Any],
                   same: Callable[[Any, Any], bool] | None = None,
-                  ids: Callable[[Any], list] | None = None) -> None:
+                  ids: Callable[[Any], list] | None = None,
+                  trace_of: Callable[[Any], Any] | None = None) -> None:
     """Every check: :func:`check_read_options` on ``cls`` (when given), then
     :func:`check_bad_options`, :func:`check_native` and :func:`check_fallback` with ``build``,
     ``read``, ``native`` and ``same``.
@@ -324,6 +325,8 @@ def check_adapter(cls: type | None = None, *, build: Callable[..., Any],
         ``same(ours, theirs) -> bool`` where ``==`` does not compare two results.
     ids : callable, optional
         ``ids(result) -> list`` of the items' short ids: also runs :func:`check_trace`.
+    trace_of : callable, optional
+        ``trace_of(adapter)``: where the trace is (default ``adapter.last_trace``).
 
     Raises
     ------
@@ -336,5 +339,6 @@ def check_adapter(cls: type | None = None, *, build: Callable[..., Any],
     check_native(build, read, native, same=same)
     check_fallback(build, read, native, same=same)
     if ids is not None:
-        check_trace(build, read, native, ids)
+        check_trace(build, read, native, ids, **({} if trace_of is None else
+                                                 {"trace_of": trace_of}))
 

@@ -63,8 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                     ReadTrace, Reranker, TitleIndex, TitleLookup, VectorResolver,
-                                    TraceSlot,
-                                    aread_or_native, metadata_signals, pool_signals,
+                                    TraceSlot, aread_or_native, metadata_signals, pool_signals,
                                     read_or_native, register_vector_reader, warn_short_budget,
                                     write_version)
 

@@ -67,8 +67,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                     ReadTrace, Reranker, TitleIndex, TitleLookup, VectorResolver,
-                                    TraceSlot,
-                                    metadata_signals, native_scores, pool_signals,
+                                    TraceSlot, metadata_signals, native_scores, pool_signals,
                                     register_vector_reader, vector_reader_for, write_version)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
