@@ -50,7 +50,9 @@ from pydantic import PrivateAttr
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                      ScopedTitleIndexes, TitleLookup, metadata_signals,
-                                     native_scores, pool_signals, read_or_native)
+                                     ReadTrace, TraceSlot, native_scores, pool_signals,
+                                     read_or_native)
+from mempursuit_core.trace import recording
 
 __all__ = ["CrewAIReadError", "DEFAULT_METADATA_KEYS", "MemPursuitMemory", "PolicyStorage"]
 
@@ -342,6 +344,7 @@ class MemPursuitMemory(Memory):
     _read_options: ReadOptions = PrivateAttr()
     _selector: Any = PrivateAttr(default=None)
     _metadata_keys: Dict[str, str] = PrivateAttr(default_factory=dict)
+    _trace: TraceSlot = PrivateAttr(default_factory=TraceSlot)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
@@ -388,6 +391,14 @@ class MemPursuitMemory(Memory):
     def strict(self) -> bool:
         return self._read_options.strict
 
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last ``recall`` on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: records by id; ``native`` is the storage's
+        own order of the pool, ``final`` the recall's result after CrewAI's composite score),
+        or None."""
+        return self._trace.last
+
     # -- the read ---------------------------------------------------------------------------
 
     def recall(self, query: str, *args: Any, **kwargs: Any):
@@ -397,14 +408,19 @@ class MemPursuitMemory(Memory):
         CrewAI's own recall, untouched."""
         storage = self._storage
         if not isinstance(storage, PolicyStorage):
-            return super().recall(query, *args, **kwargs)
+            with recording(self._trace, _record_id, _records) as record:
+                results = super().recall(query, *args, **kwargs)
+                record.done(results)
+            return results
         given = _RECALL.bind(self, query, *args, **kwargs)
         given.apply_defaults()
         read = _Read(storage, str(query), self._read_options.budget(int(given.arguments["limit"])),
                      given.arguments["source"], bool(given.arguments["include_private"]))
         token = _READ.set(read)
         try:
-            results = super().recall(query, *args, **kwargs)
+            with recording(self._trace, _record_id, _records) as record:
+                results = super().recall(query, *args, **kwargs)
+                record.done(results, fallback=str(read.errors[0]) if read.errors else None)
         finally:
             _READ.reset(token)
         if self._read_options.strict and read.errors:
@@ -452,3 +468,15 @@ class MemPursuitMemory(Memory):
         return wrapper.pool(hits, qv, query, source=source, include_private=include_private,
                             filters=dict(scope_prefix=scope_prefix, categories=categories,
                                          metadata_filter=metadata_filter))
+
+
+def _record_id(item: Any) -> Any:
+    """A record's id in a trace, from a storage hit ``(record, score)``, a ``MemoryMatch`` or a
+    record."""
+    item = item[0] if isinstance(item, tuple) else getattr(item, "record", item)
+    return item.id
+
+
+def _records(matches: Any) -> list:
+    """The records of a recall's ``MemoryMatch`` results, in order."""
+    return [m.record for m in matches]
