@@ -25,8 +25,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["ReadTrace", "TraceSlot", "note_final", "note_pool", "note_policy",
-           "note_tokens", "note_vectors"]
+__all__ = ["ReadTrace", "TraceSlot", "note_final", "note_policy", "note_pool",
+           "note_second_read", "note_stored_vectors", "note_tokens", "note_vectors", "recording"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,7 @@ class _Recorder:
         self.second_read: dict[str, Any] | None = None
         self.budget_tokens: int | None = None
         self.tokens: int | None = None
+        self.fallback: str | None = None
 
     def short(self, item: Any) -> Any:
         if self.ids is not None:
@@ -124,12 +125,12 @@ class _Recorder:
                     return i
         return "?"
 
-    def trace(self, fallback: str | None) -> ReadTrace:
+    def trace(self) -> ReadTrace:
         return ReadTrace(policy=self.policy, k=self.k,
                          native=tuple(self.short(x) for x in self.native or ()),
                          final=tuple(self.short(x) for x in self.final or ()),
                          vectors=dict(self.vectors), second_read=self.second_read,
-                         fallback=fallback, budget_tokens=self.budget_tokens, tokens=self.tokens)
+                         fallback=self.fallback, budget_tokens=self.budget_tokens, tokens=self.tokens)
 
 
 _CURRENT: contextvars.ContextVar[_Recorder | None] = contextvars.ContextVar(
@@ -194,8 +195,9 @@ def note_tokens(budget: int | None, used: int | None) -> None:
 
 
 class recording:
-    """``with recording(slot, ids=...):`` records the read inside into ``slot`` (a no-op
-    without a slot; a read nested in another records into the outer one)."""
+    """``with recording(slot, ids, result_items) as r: ...; r.done(result)`` records the read
+    inside into ``slot`` (a read nested in another records into the outer one; with no slot
+    and no outer read, nothing is recorded)."""
 
     def __init__(self, slot: TraceSlot | None, ids: Callable[[Any], Any] | None = None,
                  result_items: Callable[[Any], Sequence[Any]] | None = None) -> None:
@@ -204,9 +206,9 @@ class recording:
         self.token = None
 
     def __enter__(self) -> "recording":
-        if self.slot is None:
-            return self
         outer = _CURRENT.get()
+        if outer is None and self.slot is None:
+            return self
         if outer is not None:
             self.rec = outer
             if self.ids is not None and outer.ids is None:
@@ -217,17 +219,22 @@ class recording:
         return self
 
     def done(self, result: Any, fallback: str | None = None) -> None:
-        """Put the finished trace in the slot; ``result``: what the read returns."""
+        """The read returns ``result`` (the framework's own after a fallback: ``fallback``, the
+        reason): put the finished trace in the slot (a read nested in another: the outer
+        read's trace records the fallback, and its slot gets it when the outer read is done).
+        """
         rec = self.rec
-        if rec is None or self.slot is None:
+        if rec is None:
             return
+        if fallback is not None:
+            rec.fallback = fallback
         returned = None
         if self.result_items is not None:
             try:
                 returned = list(self.result_items(result))
             except Exception:  # noqa: BLE001 - a result the adapter's function cannot read
                 returned = None
-        if fallback is not None:
+        if rec.fallback is not None:
             rec.final = returned if returned is not None else []
             if rec.native is None:
                 rec.native = list(returned or [])
@@ -239,7 +246,8 @@ class recording:
                 rec.native = returned
         if rec.policy is None:  # no policy ran
             rec.policy = "native"
-        self.slot.put(rec.trace(fallback))
+        if self.slot is not None:
+            self.slot.put(rec.trace())
 
     def __exit__(self, *exc: Any) -> None:
         if self.token is not None:

@@ -37,8 +37,9 @@ from cognee.modules.retrieval.chunks_retriever import ChunksRetriever
 from cognee.modules.retrieval.register_retriever import use_retriever
 from cognee.modules.search.types import SearchType
 
-from mempursuit_core.adapter import (ReadOptions, StoredPool, aread_or_native,
-                                     pool_signals, stored_pool)
+from mempursuit_core.adapter import (ReadOptions, ReadTrace, StoredPool, TraceSlot,
+                                     aread_or_native, note_vectors, pool_signals, stored_pool)
+from mempursuit_core.trace import recording
 
 __all__ = ["CHUNK_SIGNALS", "ChunkPool", "CogneeReadError", "MemPursuitChunksRetriever",
            "use_mempursuit"]
@@ -81,6 +82,16 @@ def _time(ms: Any) -> Any:
     return ms
 
 
+class _ClassTrace:
+    """``last_trace`` read on the class or an instance: the class's slot."""
+
+    def __init__(self, read: Any) -> None:
+        self.read, self.__doc__ = read, read.__doc__
+
+    def __get__(self, obj: Any, cls: type) -> ReadTrace | None:
+        return self.read(cls)
+
+
 class MemPursuitChunksRetriever(ChunksRetriever):
     """cognee's ``ChunksRetriever`` whose ``K`` chunks are what a read policy picks from ``P``.
 
@@ -100,6 +111,8 @@ class MemPursuitChunksRetriever(ChunksRetriever):
 
     #: Read options bound by :func:`use_mempursuit` (a subclass per registration).
     read_options: Mapping[str, Any] = {}
+    #: Where the reads of this class (each a new retriever of cognee's) keep their trace.
+    traces: TraceSlot = TraceSlot()
 
     def __init__(self, top_k: int | None = 5, node_name: list[str] | None = None,
                  node_name_filter_operator: str = "OR", *, k: int | None = None,
@@ -122,8 +135,21 @@ class MemPursuitChunksRetriever(ChunksRetriever):
         """Whether the policy is cognee's own order (every search passes through)."""
         return self.options.is_native
 
+    @_ClassTrace
+    def last_trace(cls) -> ReadTrace | None:
+        """What the last read of this class on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: chunks by id), or None; on the class that
+        :func:`use_mempursuit` returns too (cognee makes a retriever per search)."""
+        return cls.traces.last
+
     async def get_retrieved_objects(self, query: str, query_batch: Any = None) -> Any:
         """The chunks for ``query``: the policy's ``K`` of cognee's nearest ``P``."""
+        with recording(type(self).traces, lambda r: str(r.id), list) as record:
+            found = await self._retrieved(query)
+            record.done(found)
+        return found
+
+    async def _retrieved(self, query: str) -> Any:
         if self.top_k is None:  # cognee reads the whole collection: there is no K to choose
             return await super().get_retrieved_objects(query)
         budget = self.options.budget(self.top_k)
@@ -238,6 +264,7 @@ class MemPursuitChunksRetriever(ChunksRetriever):
                            type(engine).__name__)
         texts = [str((r.payload or {}).get("text", "")) for r in found]
         vecs = await engine.embedding_engine.embed_text(texts)
+        note_vectors("embedded", len(texts))
         return dict(zip(ids, vecs))
 
 
@@ -265,7 +292,7 @@ def use_mempursuit(search_type: Any = None, *, k: int | None = None, pool: int |
     bound = _given(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict)
     ReadOptions.build("use_mempursuit", **bound).selector()  # bad options fail here, not later
     retriever = type("MemPursuitChunksRetriever", (MemPursuitChunksRetriever,),
-                     {"read_options": bound, "__module__": __name__,
+                     {"read_options": bound, "traces": TraceSlot(), "__module__": __name__,
                       "__doc__": MemPursuitChunksRetriever.__doc__})
     use_retriever(search_type, retriever)
     return retriever

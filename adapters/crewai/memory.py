@@ -420,7 +420,7 @@ class MemPursuitMemory(Memory):
         try:
             with recording(self._trace, _record_id, _records) as record:
                 results = super().recall(query, *args, **kwargs)
-                record.done(results, fallback=str(read.errors[0]) if read.errors else None)
+                record.done(results)  # a search that fell back recorded why
         finally:
             _READ.reset(token)
         if self._read_options.strict and read.errors:
