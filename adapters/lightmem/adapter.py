@@ -50,8 +50,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions,
-                                    Selection, Selector, check_int, pool_signals,
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, ReadTrace,
+                                    Selection, Selector, TraceSlot, check_int, pool_signals,
                                     qdrant_search_params, read_or_native)
 
 __all__ = [
@@ -372,7 +372,14 @@ class MemPursuitLightMemory:
         self.options = ReadOptions.build("MemPursuitLightMemory", k=k, pool=pool, policy=policy,
                                          policy_options=policy_options, strict=strict, **options)
         self.selector = self.options.selector()
+        self._trace = TraceSlot()
         self._warn_if_store_unprotected()
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        memories by id), or None."""
+        return self._trace.last
 
     @classmethod
     def from_config(
@@ -485,7 +492,7 @@ class MemPursuitLightMemory:
 
         return self._read(
             lambda: self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged),
-            native, reasons.append)
+            native, reasons.append, items=lambda got: got.entries)
 
     def retrieve(
         self,
@@ -539,7 +546,7 @@ class MemPursuitLightMemory:
                               boundmem_drop_untagged=boundmem_drop_untagged)
             return list(self.memory.retrieve(query, limit, filters, **kwargs))
 
-        return self._read(ours, native)
+        return self._read(ours, native, items=list if return_full else None)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -572,10 +579,13 @@ class MemPursuitLightMemory:
         return LightMemSelection(entries=chosen.items, pool=pool, selection=chosen.selection,
                                  info={"candidates": idx})
 
-    def _read(self, ours, native, on_fallback=None):
-        """``ours()``, or LightMem's own result with one warning (:func:`read_or_native`)."""
+    def _read(self, ours, native, on_fallback=None, items=None):
+        """``ours()``, or LightMem's own result with one warning (:func:`read_or_native`);
+        ``items(result)``: the hit dicts a result holds (the trace's final order; None: the
+        policy's choice, and nothing after a fallback to strings)."""
         return read_or_native(ours, native, strict=self.options.strict, framework="LightMem",
-                              log=logger, on_fallback=on_fallback)
+                              log=logger, on_fallback=on_fallback, trace=self._trace,
+                              ids=lambda hit: hit["id"], result_items=items)
 
     def _native_hits(self, query, limit, filters, boundmem_tags, drop_untagged) -> list[dict]:
         """LightMem's native hits, obtained exactly as ``LightMemory.retrieve`` obtains them."""
