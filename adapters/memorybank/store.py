@@ -43,8 +43,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, check_k,
-                                    pool_signals, read_or_native)
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, ReadTrace,
+                                    TraceSlot, check_k, pool_signals, read_or_native)
+from mempursuit_core.trace import recording
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
@@ -230,6 +231,7 @@ class MemoryBankStore:
         self.budget = int(budget)
         self.window = window
         self.rewrite_queries = bool(rewrite_queries)
+        self._trace = TraceSlot()
         # how read() chooses its seeds unless a read says otherwise (the same for every adapter)
         self.options = ReadOptions.build("MemoryBankStore", k=k, pool=pool, policy=policy,
                                          policy_options=policy_options, strict=strict)
@@ -773,7 +775,10 @@ class MemoryBankStore:
                                    policy="native", **common)
 
         if opts.is_native:
-            return native()
+            with recording(self._trace, int, _seeds) as record:
+                got = native()
+                record.done(got)
+            return got
         sel = opts.selector()
         name = getattr(sel, "name", "selector")
 
@@ -790,8 +795,19 @@ class MemoryBankStore:
                                    selection=chosen.selection, **common)
 
         return read_or_native(ours, native, strict=opts.strict, framework="MemoryBank",
-                              log=logger)
+                              log=logger, trace=self._trace, ids=int, result_items=_seeds)
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        the seeds and the pool by document position), or None."""
+        return self._trace.last
 
     def __repr__(self) -> str:
         return (f"<MemoryBankStore user={self.memory.name!r} language={self.language!r} "
                 f"documents={len(self._docs)} embedder={self.embedder.name!r} status={self.status!r}>")
+
+
+def _seeds(result: ReadResult) -> tuple[int, ...]:
+    """A read's seeds, in the order they were chosen (the trace's final order)."""
+    return result.seeds
