@@ -152,3 +152,32 @@ def test_is_native_is_the_name_or_the_registered_selector_itself():
     assert not ReadOptions(policy=Shifted()).is_native  # a subclass may change the order
 
 
+
+
+def test_the_trace_of_a_read_is_built_in_the_read_path(caplog):
+    """``read_or_native(..., trace=slot)``: the pool's own order, the policy's choice, where the
+    vectors came from; a failed read: its reason and the framework's own result."""
+    from mempursuit_core.adapter import ReadTrace, TraceSlot
+
+    pool, slot = _pool(), TraceSlot()
+    got = read_or_native(lambda: pool.select(get_selector("mempursuit"), 3).items,
+                         lambda: pool.items[:3], strict=False, framework="Toy", trace=slot,
+                         ids=lambda m: m.upper(), result_items=list)
+    trace = slot.last
+    assert isinstance(trace, ReadTrace) and trace.policy == "mempursuit" and trace.k == 3
+    assert trace.native == ("M0", "M1", "M2", "M3", "M4", "M5")
+    assert trace.final == tuple(m.upper() for m in got) and trace.fallback is None
+    assert trace.vectors == {"store": 6} and trace.second_read is None
+    assert "\n" not in repr(trace) and repr(trace).startswith("ReadTrace(policy='mempursuit', k=3")
+
+    def broken():
+        pool.select(get_selector("mempursuit"), 3)
+        raise RuntimeError("lost the store")
+
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        got = read_or_native(broken, lambda: pool.items[:2], strict=False, framework="Toy",
+                             trace=slot)  # no ids: items by their place in the pool
+    assert slot.last.fallback == "RuntimeError: lost the store" and slot.last.final == ()
+    assert read_or_native(broken, lambda: pool.items[:2], strict=False, framework="Toy",
+                          trace=slot, result_items=list) == ["m0", "m1"]
+    assert slot.last.final == (0, 1) and slot.last.native == (0, 1, 2, 3, 4, 5)
