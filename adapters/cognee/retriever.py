@@ -38,8 +38,8 @@ from cognee.modules.retrieval.register_retriever import use_retriever
 from cognee.modules.search.types import SearchType
 
 from mempursuit_core.adapter import (ReadOptions, ReadTrace, StoredPool, TraceSlot,
-                                     aread_or_native, note_vectors, pool_signals, stored_pool)
-from mempursuit_core.trace import recording
+                                     aread_or_native, note_vectors, pool_signals, recording,
+                                     stored_pool)
 
 __all__ = ["CHUNK_SIGNALS", "ChunkPool", "CogneeReadError", "MemPursuitChunksRetriever",
            "use_mempursuit"]

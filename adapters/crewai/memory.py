@@ -48,11 +48,10 @@ from crewai.memory.types import MemoryRecord, embed_text
 from crewai.memory.unified_memory import Memory
 from pydantic import PrivateAttr
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                     ScopedTitleIndexes, TitleLookup, metadata_signals,
-                                     ReadTrace, TraceSlot, native_scores, pool_signals,
-                                     read_or_native)
-from mempursuit_core.trace import recording
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_METADATA_KEYS, Fetched, ReadOptions,
+                                     ReadTrace, ScopedTitleIndexes, TitleLookup, TraceSlot,
+                                     metadata_signals, native_scores, pool_signals,
+                                     read_or_native, recording)
 
 __all__ = ["CrewAIReadError", "DEFAULT_METADATA_KEYS", "MemPursuitMemory", "PolicyStorage"]
 

@@ -47,8 +47,7 @@ from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embe
 
 from mempursuit_core.adapter import (Fetched, ReadOptions, ReadTrace, ScopedTitleIndexes,
                                      StoredPool, TitleLookup, TraceSlot, aread_or_native,
-                                     pool_signals, stored_pool)
-from mempursuit_core.trace import note_final, note_pool, recording
+                                     note_final, note_pool, pool_signals, recording, stored_pool)
 
 __all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
            "POOL_RERANKERS"]

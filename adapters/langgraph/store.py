@@ -49,11 +49,10 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (BaseStore, GetOp, Op, PutOp, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.adapter import (TITLE_KEYS, Fetched, ReadOptions, ScopedTitleIndexes,
-                                    StoredPool, TitleLookup, aread_or_native, document_title,
-                                    note_write, plain_match, pool_signals, read_or_native,
-                                    ReadTrace, TraceSlot, stored_pool)
-from mempursuit_core.trace import recording
+from mempursuit_core.adapter import (Fetched, ReadOptions, ReadTrace, ScopedTitleIndexes,
+                                     StoredPool, TITLE_KEYS, TitleLookup, TraceSlot,
+                                     aread_or_native, document_title, note_write, plain_match,
+                                     pool_signals, read_or_native, recording, stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for

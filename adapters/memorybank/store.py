@@ -43,9 +43,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, ReadTrace,
-                                    TraceSlot, check_k, pool_signals, read_or_native)
-from mempursuit_core.trace import recording
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_POOL, ReadOptions, ReadTrace,
+                                     TraceSlot, check_k, pool_signals, read_or_native, recording)
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
