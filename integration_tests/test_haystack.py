@@ -300,3 +300,28 @@ def test_eval_backend_hands_titles_over_as_meta(tmp_path):
     pool = backend.pool("docs", QUESTION, 200)
     by_uid = {u.uid: u for u in units}
     assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.uids]
+
+
+@pytest.mark.parametrize("policy", [None, "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(embedded, query_vector,
+                                                                       policy):
+    from mempursuit_core.tokens import token_counter
+
+    docs = InMemoryEmbeddingRetriever(_store(embedded), top_k=200, return_embedding=True).run(
+        query_embedding=query_vector)["documents"]
+
+    def read(**options):
+        ranker = MemPursuitRanker(top_k=6, policy=policy, **options)
+        return ranker, ranker.run(query=QUESTION, documents=docs,
+                                  query_embedding=query_vector)["documents"]
+
+    _, full = read()
+    sizes = []
+    for budget in (3, 12, 25, 40, 10_000):
+        ranker, got = read(budget_tokens=budget)
+        sizes.append(len(got))
+        used = sum(token_counter().counts([d.content for d in got]))
+        assert [d.id for d in got] == [d.id for d in full[:len(got)]]  # nested
+        assert used <= budget and (ranker.last_trace.budget_tokens, ranker.last_trace.tokens) == (
+            budget, used)
+    assert sizes[0] < sizes[2] < len(full) == sizes[-1]  # the budget decides how many

@@ -191,3 +191,27 @@ def test_async_fallback_uses_the_stores_async_search(embeddings, caplog):
                                         strict=True).ainvoke(QUESTION))
     assert vs.blocking_calls == 0
     assert _texts(retriever.invoke(QUESTION)) == native  # the sync read: sync search, no loop
+
+
+@pytest.mark.parametrize("policy", [None, "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(store, policy):
+    from mempursuit_core.tokens import token_counter
+
+    def reads(**options):
+        retriever = MemPursuitRetriever(vectorstore=store, k=6, policy=policy, **options)
+        compressor = MemPursuitCompressor(k=6, policy=policy, vector_store=store, **options)
+        compressed = ContextualCompressionRetriever(
+            base_compressor=compressor,
+            base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+        return ((retriever, retriever.invoke(QUESTION)),
+                (compressor, compressed.invoke(QUESTION)))
+
+    full = [got for _, got in reads()]
+    sizes = []
+    for budget in (3, 12, 25, 40, 10_000):
+        for (component, got), whole in zip(reads(budget_tokens=budget), full):
+            used = sum(token_counter().counts([d.page_content for d in got]))
+            assert _texts(got) == _texts(whole[:len(got)])  # nested
+            assert used <= budget and component.last_trace.tokens == used
+            sizes.append(len(got))
+    assert sizes[0] < sizes[4] < len(full[0]) == sizes[-1]

@@ -340,3 +340,25 @@ def test_eval_backend_takes_dataset_signals(tmp_path):
         assert list(pool.signals["speakers"]) == [by_uid[u].speaker for u in pool.uids]
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("policy", [None, "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(embed_model, policy):
+    from mempursuit_core.tokens import token_counter
+
+    index = _index(None, embed_model)
+
+    def read(**options):
+        post = MemPursuitPostprocessor(k=6, policy=policy, vector_store=index.vector_store,
+                                       embed_model=embed_model, **options)
+        return post, _engine(index, post).query(QUESTION).source_nodes
+
+    _, full = read()
+    sizes = []
+    for budget in (3, 12, 25, 40, 10_000):
+        post, got = read(budget_tokens=budget)
+        used = sum(token_counter().counts([n.node.get_content() for n in got]))
+        assert [n.node.node_id for n in got] == [n.node.node_id for n in full[:len(got)]]
+        assert used <= budget and post.last_trace.tokens == used
+        sizes.append(len(got))
+    assert sizes[0] < sizes[2] < len(full) == sizes[-1]

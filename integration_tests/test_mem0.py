@@ -318,6 +318,32 @@ def test_pursuit_reorders_the_same_pool(native_qdrant, pursuit_qdrant, conversat
     assert replaced > 0  # pursuit does change what a K-budget holds
 
 
+@pytest.mark.parametrize("policy", ["centered-fusion", "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(native_qdrant, workdir,
+                                                                       conversation, policy):
+    from mempursuit_core.tokens import token_counter
+
+    memory = _sibling(native_qdrant, workdir)
+    try:
+        q, sizes = QUERIES[3], []
+        mempursuit_mem0.wrap(memory, k=K, policy=policy)
+        full = memory.search(q, filters=_user(conversation))["results"]
+        for budget in (5, 40, 120, 100_000):
+            mempursuit_mem0.wrap(memory, k=K, policy=policy, budget_tokens=budget)
+            got = memory.search(q, filters=_user(conversation))["results"]
+            used = sum(token_counter().counts([r["memory"] for r in got]))
+            assert [r["id"] for r in got] == [r["id"] for r in full[:len(got)]]  # nested
+            assert used <= budget  # never exceeded
+            trace = mempursuit_mem0.get_binding(memory).last_trace
+            assert (trace.budget_tokens, trace.tokens) == (budget, used)
+            sizes.append(len(got))
+        assert sizes[0] < sizes[2] and sizes[-1] == len(full) == K
+        with pytest.raises(ValueError, match="budget_tokens takes a whole number"):
+            mempursuit_mem0.wrap(memory, budget_tokens=0)
+    finally:
+        memory.close()
+
+
 def test_policy_switch(native_qdrant, workdir, conversation):
     memory = _sibling(native_qdrant, workdir)
     try:

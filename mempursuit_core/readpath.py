@@ -40,7 +40,7 @@ import numpy as np
 
 from .signals import PoolSignals
 from .trace import (TraceSlot, note_final, note_policy, note_pool, note_second_read,
-                    note_stored_vectors, recording)
+                    note_stored_vectors, note_tokens, recording)
 from .validation import checked_order
 
 __all__ = ["CandidatePool", "PoolSelection", "StoredPool", "aread_or_native", "read_or_native",
@@ -135,6 +135,9 @@ class CandidatePool(Generic[T]):
         Returns
         -------
         PoolSelection
+            With a token budget (a selector from ``ReadOptions(budget_tokens=B).selector()``):
+            the longest prefix of the policy's ``K`` whose ``texts`` count at most ``B``
+            tokens (:mod:`mempursuit_core.tokens`).
         """
         from .follow import follow_up
 
@@ -156,6 +159,14 @@ class CandidatePool(Generic[T]):
             # a read returns min(K, P) items unless the policy says why it stopped
             raise ValueError(f"selector {selector!r} returned {len(order)} of the "
                              f"{min(k, len(self.items))} items asked for without a stop reason")
+        budget = getattr(selector, "budget_tokens", None)
+        if budget is not None:  # the longest prefix whose texts fit (mempursuit_core.tokens)
+            texts = pool.signals.get("texts") if pool.signals is not None else None
+            if texts is None:
+                raise ValueError("a token budget needs the pool's texts (the 'texts' signal)")
+            n, used = selector.fit([texts[i] for i in order])
+            order = order[:n]
+            note_tokens(budget, used)
         chosen = [pool.items[i] for i in order]
         note_pool(self.items, pool.items)
         note_final(chosen)
@@ -203,10 +214,12 @@ class StoredPool(Generic[T]):
 
     def choose(self, selector: Any, k: int, offset: int = 0) -> list[T]:
         """The policy's first ``offset + k`` candidates, then the unscored ones, cut to
-        ``[offset : offset + k]``."""
+        ``[offset : offset + k]``; with a token budget the unscored ones are left out (the
+        budget is filled from the policy's order)."""
         chosen = (self.candidates.select(selector, offset + k).items if len(self.candidates)
                   else [])
-        out = (chosen + self.unscored)[offset:offset + k]
+        rest = [] if getattr(selector, "budget_tokens", None) is not None else self.unscored
+        out = (chosen + rest)[offset:offset + k]
         note_policy(selector, k)
         note_pool(self.native, self.native + [x for x in chosen if not any(
             x is y for y in self.native)])

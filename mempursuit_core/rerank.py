@@ -211,8 +211,8 @@ class Reranker:
 
     def passthrough(self, items: Sequence[T]) -> list[T] | None:
         """The first ``K`` items as given when nothing is to be reordered (``policy="native"``
-        or no items), else None."""
-        if self.is_native or not items:
+        without a token budget, or no items), else None."""
+        if (self.is_native and self.options.budget_tokens is None) or not items:
             kept = list(items)[: self.sizes(len(items))[0]]
             note_policy("native" if self.is_native else self.selector, len(kept))
             note_pool(items)

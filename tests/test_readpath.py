@@ -181,3 +181,32 @@ def test_the_trace_of_a_read_is_built_in_the_read_path(caplog):
     assert read_or_native(broken, lambda: pool.items[:2], strict=False, framework="Toy",
                           trace=slot, result_items=list) == ["m0", "m1"]
     assert slot.last.final == (0, 1) and slot.last.native == (0, 1, 2, 3, 4, 5)
+
+
+def test_a_token_budget_is_the_longest_prefix_that_fits_and_never_exceeded():
+    from mempursuit_core.tokens import token_counter
+
+    rng = np.random.default_rng(3)
+    words = "the cat sat on a mat while my sister painted the garden shed blue".split()
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 40, size=30)]
+    V = rng.normal(size=(30, 8))
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    pool = CandidatePool(list(range(30)), V[0], V, native_scores=V @ V[0],
+                         signals=pool_signals(texts, "question"))
+    counts = token_counter().counts(texts)
+    for policy in ("native", "centered-fusion", "mempursuit"):
+        full = pool.select(ReadOptions(policy=policy).selector(), 20).items
+        for budget in (1, 5, 30, 100, 250, 10_000):
+            got = pool.select(ReadOptions(policy=policy, budget_tokens=budget).selector(),
+                              20).items
+            assert got == full[:len(got)]  # a prefix of the K-order (nested)
+            assert sum(counts[i] for i in got) <= budget  # never exceeded
+            if len(got) < len(full):  # the longest: the next one does not fit
+                assert sum(counts[i] for i in full[:len(got) + 1]) > budget
+
+
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-5, ValueError), (2.5, TypeError),
+                                        (True, TypeError), ("500", TypeError)])
+def test_a_bad_token_budget_is_one_line(bad, error):
+    with pytest.raises(error, match=r"^Toy: budget_tokens takes a whole number of tokens >= 1"):
+        ReadOptions.build("Toy", budget_tokens=bad)

@@ -189,6 +189,7 @@ class MemPursuitRanker:
         self.filters = filters
         self.whole_store = whole_store
         self.follow_timeout = self._options.follow_timeout
+        self.budget_tokens = self._options.budget_tokens
         self._indexes: Optional[ScopedTitleIndexes] = None  # the store's, one per scope
         self._noted = False
 
@@ -214,7 +215,7 @@ class MemPursuitRanker:
                 f"MemPursuitRanker: policy={type(self.policy).__name__}(...) is an object; a "
                 "serialised pipeline needs a registered policy name (register the selector "
                 "through a plugin, or build this ranker in code)")
-        return default_to_dict(self, top_k=self.top_k, k=self.k, pool=self.pool,
+        data = default_to_dict(self, top_k=self.top_k, k=self.k, pool=self.pool,
                                policy=self.policy, policy_options=self.policy_options,
                                strict=self.strict, document_store=self.document_store,
                                text_embedder=self.text_embedder,
@@ -222,6 +223,9 @@ class MemPursuitRanker:
                                metadata_keys=self.metadata_keys, filters=self.filters,
                                whole_store=self.whole_store,
                                follow_timeout=self.follow_timeout)
+        if self.budget_tokens is not None:
+            data["init_parameters"]["budget_tokens"] = self.budget_tokens
+        return data
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "MemPursuitRanker":

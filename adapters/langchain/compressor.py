@@ -527,7 +527,7 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         def native() -> List[Document]:
             return self.vectorstore.similarity_search(query, k=k, **search)
 
-        if self.is_native:
+        if self.is_native and self._options.budget_tokens is None:
             return read_or_native(native, native, strict=self.strict, framework="LangChain",
                                   **self._traced())
         return read_or_native(lambda: self._select(self.candidate_pool(query, **kwargs), k),
@@ -539,7 +539,7 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         k, _, search = self._call(kwargs)
 
         async def ours():
-            if self.is_native:
+            if self.is_native and self._options.budget_tokens is None:
                 return await native()
             return self._select(await self.acandidate_pool(query, **kwargs), k)
 

@@ -206,11 +206,9 @@ class PursuitBinding:
     """A read policy bound to one Mem0 memory instance (created by :func:`bind`)."""
 
     def __init__(self, settings: MemPursuitSettings):
-        from mempursuit_core.adapter import get_selector
-
         self.settings = settings
         # Built now so that a bad policy name or option fails at configuration time.
-        self.selector = get_selector(settings.policy, **settings.policy_options)
+        self.selector = settings.selector()  # with budget_tokens: filled in the policy's order
         self.policy = settings.policy
         self.active = True
         self.inactive_reason: str | None = None
