@@ -734,6 +734,8 @@ class MemoryBankStore:
         if all(v is None for v in given.values()) and policy_options is None and not extra:
             return self.options
         o = self.options
+        extra = dict(extra)
+        tokens = extra.pop("budget_tokens", o.budget_tokens)
         if policy_options is None and not extra and given["policy"] is None:
             policy_options = o.policy_options  # the store's policy, with its options
         return ReadOptions(
@@ -742,6 +744,7 @@ class MemoryBankStore:
             policy=o.policy if given["policy"] is None else given["policy"],
             policy_options={**(policy_options or {}), **extra},
             strict=o.strict if given["strict"] is None else given["strict"],
+            budget_tokens=tokens,
         )
 
     def read_vector(
