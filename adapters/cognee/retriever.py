@@ -101,7 +101,7 @@ class MemPursuitChunksRetriever(ChunksRetriever):
         cognee's ``K`` (``cognee.search(..., top_k=...)``); the ``k`` option caps it.
     node_name, node_name_filter_operator
         cognee's node-set filter, applied to the pool's search.
-    k, pool, policy, policy_options, strict
+    k, pool, policy, policy_options, strict, budget_tokens
         The read options (``mempursuit_core.ReadOptions``): ``pool`` is ``P`` (default 200,
         raised to ``K``); ``policy="native"`` is cognee's own ``ChunksRetriever``.
     **kwargs
@@ -118,11 +118,12 @@ class MemPursuitChunksRetriever(ChunksRetriever):
                  node_name_filter_operator: str = "OR", *, k: int | None = None,
                  pool: int | None = None, policy: Any = None,
                  policy_options: Mapping[str, Any] | None = None, strict: bool | None = None,
-                 **kwargs: Any):
+                 budget_tokens: int | None = None, **kwargs: Any):
         super().__init__(top_k=top_k, node_name=node_name,
                          node_name_filter_operator=node_name_filter_operator)
         bound = {**self.read_options, **_given(k=k, pool=pool, policy=policy,
-                                               policy_options=policy_options, strict=strict)}
+                                               policy_options=policy_options, strict=strict,
+                                               budget_tokens=budget_tokens)}
         self.options = ReadOptions.build("MemPursuitChunksRetriever", **bound)
         self.selector = self.options.selector()
 
@@ -270,14 +271,15 @@ class MemPursuitChunksRetriever(ChunksRetriever):
 
 def use_mempursuit(search_type: Any = None, *, k: int | None = None, pool: int | None = None,
                    policy: Any = None, policy_options: Mapping[str, Any] | None = None,
-                   strict: bool | None = None) -> type[MemPursuitChunksRetriever]:
+                   strict: bool | None = None,
+                   budget_tokens: int | None = None) -> type[MemPursuitChunksRetriever]:
     """Make ``cognee.search(..., query_type=search_type)`` answer with the read policy.
 
     Parameters
     ----------
     search_type : cognee SearchType, default ``SearchType.CHUNKS``
         The chunk search type to take over (cognee's ``use_retriever``).
-    k, pool, policy, policy_options, strict
+    k, pool, policy, policy_options, strict, budget_tokens
         Read options for every search of that type (checked now).
 
     Returns
@@ -289,7 +291,8 @@ def use_mempursuit(search_type: Any = None, *, k: int | None = None, pool: int |
     search_type = SearchType.CHUNKS if search_type is None else search_type
     if not isinstance(search_type, SearchType):
         raise TypeError(f"search_type must be a cognee SearchType, got {search_type!r}")
-    bound = _given(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict)
+    bound = _given(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict,
+                   budget_tokens=budget_tokens)
     ReadOptions.build("use_mempursuit", **bound).selector()  # bad options fail here, not later
     retriever = type("MemPursuitChunksRetriever", (MemPursuitChunksRetriever,),
                      {"read_options": bound, "traces": TraceSlot(), "__module__": __name__,

@@ -69,7 +69,7 @@ def _like(text: str) -> str:
             .replace("'", "''"))
 
 #: Our own keyword arguments; every other one must be a field of CrewAI's ``Memory``.
-_OURS = ("k", "pool", "policy", "policy_options", "strict", "metadata_keys")
+_OURS = ("k", "pool", "policy", "policy_options", "strict", "metadata_keys", "budget_tokens")
 _RECALL = inspect.signature(Memory.recall)
 
 
@@ -348,7 +348,8 @@ class MemPursuitMemory(Memory):
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None,
-                 metadata_keys: Optional[Mapping[str, str]] = None, **fields: Any):
+                 metadata_keys: Optional[Mapping[str, str]] = None,
+                 budget_tokens: Optional[int] = None, **fields: Any):
         unknown = sorted(set(fields) - set(Memory.model_fields))
         if unknown:
             raise TypeError(f"MemPursuitMemory: {unknown[0]}= is neither a read option "
@@ -358,7 +359,8 @@ class MemPursuitMemory(Memory):
             raise TypeError("MemPursuitMemory: metadata_keys takes {signal: metadata key}, got "
                             f"{type(metadata_keys).__name__}")
         options = ReadOptions.build("MemPursuitMemory", k=k, pool=pool, policy=policy,
-                                    policy_options=policy_options, strict=strict)
+                                    policy_options=policy_options, strict=strict,
+                                    budget_tokens=budget_tokens)
         selector = options.selector()  # a bad policy name or option fails here
         super().__init__(**fields)
         self._read_options = options

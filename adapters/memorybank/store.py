@@ -213,6 +213,7 @@ class MemoryBankStore:
         policy: Any = None,
         policy_options: Mapping[str, Any] | None = None,
         strict: bool | None = None,
+        budget_tokens: int | None = None,
     ):
         if summary_value not in ("literal", "content"):
             raise ValueError(f"summary_value must be 'literal' or 'content', got {summary_value!r}")
@@ -233,7 +234,8 @@ class MemoryBankStore:
         self._trace = TraceSlot()
         # how read() chooses its seeds unless a read says otherwise (the same for every adapter)
         self.options = ReadOptions.build("MemoryBankStore", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict)
+                                         policy_options=policy_options, strict=strict,
+                                         budget_tokens=budget_tokens)
         self.options.selector()  # a bad policy name or option fails here, not at the first read
         self.memory_path: Path | None = None
         self.index_dir: Path | None = None
