@@ -70,8 +70,8 @@ from .ann import (apgvector_read_settings, pgvector_read_settings, pgvector_targ
                   qdrant_search_params, warn_short_pool)
 from .builtins import DEFAULT_POLICY
 from .embed import get_embedder
-from .follow import (Fetched, ScopedTitleIndexes, TitleIndex, TitleLookup, note_write,
-                     plain_match, write_version)
+from .follow import (DEFAULT_FOLLOW_TIMEOUT, Fetched, ScopedTitleIndexes, TitleIndex,
+                     TitleLookup, note_write, plain_match, write_version)
 from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
@@ -94,6 +94,7 @@ __all__ = [
     "AdapterNotInstalledError",
     "AdapterSpec",
     "CandidatePool",
+    "DEFAULT_FOLLOW_TIMEOUT",
     "DEFAULT_METADATA_KEYS",
     "DEFAULT_POLICY",
     "DEFAULT_POOL",

@@ -37,10 +37,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mempursuit_core.adapter import (CandidatePool, Fetched, PoolSignals, ReadTrace,
-                                    ScopedTitleIndexes, TitleLookup, TraceSlot, aread_or_native,
-                                    plain_match, read_or_native)
-from mempursuit_core.follow import DEFAULT_FOLLOW_TIMEOUT
+from mempursuit_core.adapter import (DEFAULT_FOLLOW_TIMEOUT, CandidatePool, Fetched,
+                                    PoolSignals, ReadTrace, ScopedTitleIndexes, TitleLookup,
+                                    TraceSlot, aread_or_native, plain_match, read_or_native)
 
 from .ann import full_pool  # ANN indexes: a full pool of P
 from .settings import MemPursuitSettings
