@@ -1,7 +1,8 @@
 """The second read through the frameworks' own read paths: 2WikiMultihopQA (the dev half, its
 6,119-paragraph corpus) written once into Haystack's ``InMemoryDocumentStore``, a LlamaIndex
 ``VectorStoreIndex`` (``SimpleVectorStore``) and LangChain's ``InMemoryVectorStore``, each
-paragraph with ``title`` metadata and the packaged MiniLM's vector. Per question, the
+paragraph with ``title`` metadata and the packaged MiniLM's vector (no second-read deadline:
+``follow_timeout=None``). Per question, the
 framework's own top K (dense) against its one-line swap with the default policy (the second
 read on: ``document_store=`` / the index's docstore / the vector store) and with ``follow=0``;
 P = 200. Complete coverage at K = 5 / 10 and recall@2 / @5, over all questions and over the
@@ -63,8 +64,10 @@ def haystack_reads(units, vectors, V):
     store.write_documents([Document(id=u.uid, content=u.text, meta={"title": u.title},
                                     embedding=v.tolist()) for u, v in zip(units, vectors)])
     retriever = InMemoryEmbeddingRetriever(store, top_k=POOL, return_embedding=True)
-    # one corpus in the store: the second read may read all of it (whole_store=True)
-    rankers = {"swap": MemPursuitRanker(top_k=max(KS), document_store=store, whole_store=True),
+    # one corpus in the store: the second read may read all of it (whole_store=True); no
+    # deadline, so that the numbers do not depend on the machine's load
+    rankers = {"swap": MemPursuitRanker(top_k=max(KS), document_store=store, whole_store=True,
+                                        follow_timeout=None),
                "swap follow=0": MemPursuitRanker(top_k=max(KS), document_store=store,
                                                  whole_store=True, follow=0)}
 
@@ -112,7 +115,7 @@ def llamaindex_reads(units, vectors, V):
                              storage_context=StorageContext.from_defaults())
     base = index.as_retriever(similarity_top_k=POOL)
     swaps = {"swap": MemPursuitRetriever(index.as_retriever(similarity_top_k=POOL),
-                                         k=max(KS)),
+                                         k=max(KS), follow_timeout=None),
              "swap follow=0": MemPursuitRetriever(index.as_retriever(similarity_top_k=POOL),
                                                   k=max(KS), follow=0)}
 
@@ -143,7 +146,8 @@ def langchain_reads(units, vectors, V):
     store = InMemoryVectorStore(Precomputed())
     store.add_documents([Document(id=u.uid, page_content=u.text, metadata={"title": u.title})
                          for u in units])
-    swaps = {"swap": MemPursuitRetriever(vectorstore=store, k=max(KS), pool=POOL),
+    swaps = {"swap": MemPursuitRetriever(vectorstore=store, k=max(KS), pool=POOL,
+                                         follow_timeout=None),
              "swap follow=0": MemPursuitRetriever(vectorstore=store, k=max(KS), pool=POOL,
                                                   follow=0)}
 

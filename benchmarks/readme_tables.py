@@ -962,8 +962,8 @@ def readme_with_table(text: str) -> str:
 
 
 def documents_sentence(folder: Path = EVAL / "documents") -> str:
-    """One sentence: the default on multi-hop documents (2Wiki's held-out half, HotpotQA test;
-    benchmarks/documents_runs.sh)."""
+    """One sentence: the default on multi-hop documents (2Wiki's held-out half, HotpotQA test,
+    MuSiQue; benchmarks/documents_runs.sh)."""
     halves = folder / "2wiki-hybrid" / "halves.json"
     if not halves.exists() or not (folder / "hotpotqa-test-hybrid" / "summary.json").exists():
         return ""
@@ -976,6 +976,13 @@ def documents_sentence(folder: Path = EVAL / "documents") -> str:
         return (f"{rows['native'][k]['complete_coverage']:.1f} → "
                 f"{rows[DEFAULT][k]['complete_coverage']:.1f}")
     hot = {p: {k: e["overall"] for k, e in by_k.items()} for p, by_k in h.items()}
+    musique = ""
+    if (folder / "musique-hybrid" / "summary.json").exists():
+        m = load(folder / "musique-hybrid")
+        mus = {p: {k: e["overall"] for k, e in by_k.items()} for p, by_k in m["results"].items()}
+        musique = (f"; on MuSiQue ({m['n_scored']} questions, "
+                   f"{n_units(folder / 'musique-hybrid'):,} paragraphs, half of them tuned on) "
+                   f"{cov(mus, '5')} and {cov(mus, '10')}")
     return textwrap.fill(
         "On multi-hop **documents**, where the second passage is about something the first one "
         "names, the default follows those names, into the store when the pool lacks them (one "
@@ -985,7 +992,7 @@ def documents_sentence(folder: Path = EVAL / "documents") -> str:
         f"coverage {cov(w, '5')} at K = 5 and {cov(w, '10')} at K = 10, recall@5 "
         f"{w[DEFAULT]['5']['session_recall']:.1f}; on HotpotQA ({hotpot['n_scored']} held-out "
         f"questions, {n_units(folder / 'hotpotqa-test-hybrid'):,} "
-        f"paragraphs) {cov(hot, '5')} and {cov(hot, '10')} "
+        f"paragraphs) {cov(hot, '5')} and {cov(hot, '10')}{musique} "
         "([docs/results-documents.md](docs/results-documents.md)).", width=100)
 
 

@@ -61,11 +61,17 @@ def sides(name: str, questions: list) -> dict[str, list]:
 DATASETS = {"2wikimultihopqa": "2wikimultihopqa", "hotpotqa": "hotpotqa",
             "musique": "musique/train.json"}
 
-#: variant name -> policy spec (a selector built by name and options)
+#: variant name -> policy spec (a selector built by name and options): round 6's default, each of
+#: its three parts off, round 5's default and the two references of the issue
+ROUND5 = "cased=false,hub_named=0,defer=false"
 VARIANTS: dict[str, str] = {
-    "shipped": "centered-fusion",
-    "follow=0": "centered-fusion:follow=0",
-    "follow=0,bridge=4": "centered-fusion:follow=0,bridge=4",
+    "round6": "centered-fusion",
+    "round6, cased=false": "centered-fusion:cased=false",
+    "round6, hub_named=0": "centered-fusion:hub_named=0",
+    "round6, defer=false": "centered-fusion:defer=false",
+    "round5": f"centered-fusion:{ROUND5}",
+    "round5, follow=0": f"centered-fusion:{ROUND5},follow=0",
+    "round5, follow=0,bridge=4": f"centered-fusion:{ROUND5},follow=0,bridge=4",
 }
 
 
@@ -123,10 +129,12 @@ def main(argv=None) -> int:
     variants = dict(VARIANTS)
     if args.variants:
         variants = {}
-        for v in args.variants:
-            name, _, spec = v.partition("=")
-            variants[name] = spec if spec and spec.startswith("centered") else VARIANTS.get(
-                v, v)
+        for v in args.variants:  # NAME=SPEC, SPEC a policy (NAME may hold "=" too)
+            at = v.rfind("=centered-fusion")
+            if at >= 0:
+                variants[v[:at]] = v[at + 1:]
+            else:
+                variants[v] = VARIANTS.get(v, v)
     results = {}
     for name in args.datasets:
         res = evaluate(name, args.data, args.side, variants)

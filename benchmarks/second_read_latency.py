@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 
 from mempursuit_core import get_selector  # noqa: E402
 from mempursuit_core.embed import get_embedder  # noqa: E402
+from mempursuit_core.follow import follow_up  # noqa: E402
 from mempursuit_eval.cache import CachedEmbedder  # noqa: E402
 from mempursuit_eval.datasets import default_cache_dir, load_dataset  # noqa: E402
 from mempursuit_eval.store import PlainStore  # noqa: E402

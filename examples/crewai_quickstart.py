@@ -19,6 +19,7 @@ import os
 import tempfile
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # before importing crewai
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")  # else each save waits out a 5 s timeout
 
 from crewai.memory.unified_memory import Memory  # noqa: E402
 

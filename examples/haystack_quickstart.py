@@ -14,11 +14,16 @@ The swap (after a retriever asked for the pool, with its documents' embeddings):
     pipeline.connect("retriever.documents", "ranker.documents")
 """
 
-from haystack import Document, Pipeline
-from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever
-from haystack.document_stores.in_memory import InMemoryDocumentStore
+import os
 
-from mempursuit_haystack import MemPursuitDocumentEmbedder, MemPursuitRanker, MemPursuitTextEmbedder
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # before importing haystack
+
+from haystack import Document, Pipeline  # noqa: E402
+from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever  # noqa: E402
+from haystack.document_stores.in_memory import InMemoryDocumentStore  # noqa: E402
+
+from mempursuit_haystack import (MemPursuitDocumentEmbedder, MemPursuitRanker,  # noqa: E402
+                                 MemPursuitTextEmbedder)
 
 FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
          "Alice relocated to Lisbon in March to start a robotics job.",

@@ -172,15 +172,20 @@ async def main() -> dict:
         "Which pet?")
     report["node_set"] = [list(r.payload.get("belongs_to_set") or []) for r in pets]
 
-    # an empty query: whatever cognee's own search does with it (its LanceDB worker raises)
-    outcome = {}
-    for name, retriever in (("native", ChunksRetriever(top_k=K)),
-                            ("ours", MemPursuitChunksRetriever(top_k=K))):
-        try:
-            outcome[name] = ids(await retriever.get_retrieved_objects(""))
-        except Exception as exc:  # noqa: BLE001 - compared by type and message
-            outcome[name] = f"{type(exc).__name__}: {exc}"
-    report["empty_query"] = outcome
+    # an empty or blank query: whatever cognee's own search does with it (its LanceDB worker
+    # raises on ""), and what the swap said
+    report["empty_query"] = {}
+    for blank in ("", "   "):
+        outcome = {}
+        for name, retriever in (("native", ChunksRetriever(top_k=K)),
+                                ("ours", MemPursuitChunksRetriever(top_k=K))):
+            warned.messages.clear()
+            try:
+                outcome[name] = ids(await retriever.get_retrieved_objects(blank))
+            except Exception as exc:  # noqa: BLE001 - compared by type and message
+                outcome[name] = f"{type(exc).__name__}: {exc}"
+            outcome[f"{name}_warnings"] = list(warned.messages)
+        report["empty_query"][blank] = outcome
 
     # faults: stored vectors of the wrong size -> native + one warning; strict -> CogneeReadError
     async def short_vectors(collection, data_ids, include_vector=False):

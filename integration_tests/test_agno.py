@@ -217,3 +217,16 @@ def test_eval_backend_pools_are_the_vector_dbs_own_read(tmp_path):
     assert mixed.uids == pool.uids and set(mixed.signals["speakers"]) == {"alice"}
     assert not AgnoBackend().load_existing(units[:-1], embedder=encoder, workdir=tmp_path)
     backend.close()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_keeps_agnos_order_with_one_warning(lance, blank, caplog):
+    """Issue 64: what ``policy="native"`` returns for an empty or blank query, one warning."""
+    native = Knowledge(vector_db=lance, reranker=MemPursuitReranker(policy="native")).search(
+        blank, max_results=2)
+    with caplog.at_level(logging.WARNING):
+        ours = Knowledge(vector_db=lance, reranker=MemPursuitReranker()).search(
+            blank, max_results=2)
+    assert _same(ours, native) and len(ours) == 2
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemPursuitReranker: the query is" in warned[0], warned

@@ -185,3 +185,17 @@ def test_eval_backend_pools_are_autogens_own_read(tmp_path):
     assert mixed.uids == pool.uids and set(mixed.signals["speakers"]) == {"alice"}
     again.close()
     assert not AutoGenBackend().load_existing(units[:-1], embedder=encoder, workdir=tmp_path)
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_autogens_own_query_with_one_warning(path, blank, caplog):
+    """Issue 64: AutoGen's own answer to an empty or blank query (text or MemoryContent), and
+    one warning."""
+    alone = run(ChromaDBVectorMemory(config=_config(path, k=2)).query(blank))
+    for query in (blank, MemoryContent(content=blank, mime_type=MemoryMimeType.TEXT)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            ours = run(MemPursuitChromaDBVectorMemory(config=_config(path, k=2)).query(query))
+        assert _same(ours, alone) and len(ours.results) == 2
+        warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warned) == 1 and "the query is" in warned[0], warned

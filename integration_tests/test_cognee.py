@@ -90,8 +90,12 @@ def test_the_node_set_filter_reaches_the_pool(report):
 
 
 def test_an_empty_query_does_what_cognee_does(report):
-    e = report["empty_query"]
-    assert e["ours"] == e["native"]
+    """And says so once (issue 64), for an empty and a blank query."""
+    for blank, e in report["empty_query"].items():
+        assert e["ours"] == e["native"], blank
+        assert e["native_warnings"] == [] and len(e["ours_warnings"]) == 1, (blank, e)
+        assert "MemPursuitChunksRetriever: the query is" in e["ours_warnings"][0]
+    assert sorted(report["empty_query"]) == ["", "   "]
 
 
 def test_bad_stored_vectors_fall_back_to_cognee_with_one_warning(report):

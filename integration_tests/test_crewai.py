@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # before importing crewai
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")  # each save would wait out a timeout
 _WARN = warnings.warn
 
 pytest.importorskip("crewai.memory.unified_memory",
@@ -306,3 +307,15 @@ def test_eval_backend_pools_are_crewais_own_read(tmp_path):
     assert again.pool("alice", QUESTION, 200).uids == pool.uids
     assert not CrewAIBackend().load_existing(units[:-1], embedder=encoder, workdir=tmp_path)
     backend.close()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_crewais_own_recall_with_one_warning(path, blank, caplog):
+    """Issue 64: CrewAI's own recall for an empty or blank query (it finds nothing), and one
+    warning."""
+    alone = _memory(path).recall(blank, limit=2, depth="shallow")
+    with caplog.at_level(logging.WARNING):
+        ours = _memory(path, MemPursuitMemory).recall(blank, limit=2, depth="shallow")
+    assert _same(ours, alone)
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemPursuitMemory: the query is" in warned[0], warned

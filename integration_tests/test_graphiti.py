@@ -93,6 +93,24 @@ def test_native_is_graphitis_own_search(graph):
     assert uuids(run(capped.search(QUERIES[0], group_ids=[GROUP], num_results=10))) == uuids(own3)
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_graphitis_own_search_with_one_warning(graph, blank, caplog):
+    """Issue 64: Graphiti's own search (and search_) for an empty or blank query, one warning
+    each."""
+    g = graph["graphiti"]
+    wrapped = MemPursuitGraphiti(g)
+    config = COMBINED_HYBRID_SEARCH_RRF.model_copy(update={"limit": 4})
+    for ours, theirs in (
+            (lambda: uuids(run(wrapped.search(blank, group_ids=[GROUP], num_results=5))),
+             uuids(run(g.search(blank, group_ids=[GROUP], num_results=5)))),
+            (lambda: uuids(run(wrapped.search_(blank, config, group_ids=[GROUP])).edges),
+             uuids(run(g.search_(blank, config, group_ids=[GROUP])).edges))):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert ours() == theirs
+        warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warned) == 1 and "MemPursuitGraphiti: the query is" in warned[0], warned
+
 def test_policy_reorders_graphitis_pool_with_stored_vectors(graph):
     g, embedder = graph["graphiti"], graph["embedder"]
     wrapped = MemPursuitGraphiti(g, strict=True)

@@ -325,3 +325,19 @@ def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(embedded, 
         assert used <= budget and (ranker.last_trace.budget_tokens, ranker.last_trace.tokens) == (
             budget, used)
     assert sizes[0] < sizes[2] < len(full) == sizes[-1]  # the budget decides how many
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_keeps_haystacks_order_with_one_warning(store, blank, caplog):
+    """The text embedder and the retriever run on the blank text as Haystack runs them; the
+    ranker has nothing to choose by: the retriever's first K, and one warning (issue 64)."""
+    _, retriever = store
+    alone = _pipeline(retriever(3)).run({"embedder": {"text": blank}})["retriever"]["documents"]
+    p = _pipeline(retriever(200, return_embedding=True), MemPursuitRanker(top_k=3))
+    with caplog.at_level(logging.WARNING):
+        ours = p.run({"embedder": {"text": blank}, "ranker": {"query": blank}})["ranker"][
+            "documents"]
+    assert [d.id for d in ours] == [d.id for d in alone] and len(ours) == 3
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemPursuitRanker: the query is" in warned[0], warned
+    assert "pass the question's text" in warned[0]

@@ -215,3 +215,21 @@ def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(store, pol
             assert used <= budget and component.last_trace.tokens == used
             sizes.append(len(got))
     assert sizes[0] < sizes[4] < len(full[0]) == sizes[-1]
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_keeps_langchains_order_with_one_warning(store, blank, caplog):
+    """Both swaps, sync and async: the store's own top K for an empty or blank query, and one
+    warning per read (issue 64)."""
+    alone = _texts(store.as_retriever(search_kwargs={"k": 2}).invoke(blank))
+    compressed = ContextualCompressionRetriever(
+        base_compressor=MemPursuitCompressor(k=2, vector_store=store),
+        base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+    wrapper = MemPursuitRetriever(vectorstore=store, k=2)
+    for read in (compressed.invoke, lambda q: asyncio.run(compressed.ainvoke(q)),
+                 wrapper.invoke, lambda q: asyncio.run(wrapper.ainvoke(q))):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert _texts(read(blank)) == alone and len(alone) == 2
+        warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warned) == 1 and "the query is" in warned[0], warned

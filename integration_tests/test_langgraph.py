@@ -159,6 +159,32 @@ def test_readme_swap_in_a_graph(store):
     assert len(got) == 5
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_the_stores_own_search_with_one_warning(store, blank, caplog):
+    """An empty or blank query string, sync and async, with and without ``k``: what
+    ``policy="native"`` returns (the store's own search, ``k`` capping it), and one warning
+    (issue 64); ``query=None`` (a listing) says nothing."""
+    sync_only = type(store).__name__ == "SqliteStore"  # async is AsyncSqliteStore's
+    for options in ({}, {"k": 3}):
+        theirs = MemPursuitStore(store, policy="native", **options).search(NS, query=blank,
+                                                                          limit=4)
+        wrapped = MemPursuitStore(store, **options)
+        reads = [lambda: wrapped.search(NS, query=blank, limit=4)]
+        if not sync_only:
+            reads.append(lambda: asyncio.run(wrapped.asearch(NS, query=blank, limit=4)))
+        for read in reads:
+            caplog.clear()
+            with caplog.at_level(logging.WARNING):
+                assert same_items(read(), theirs) and theirs
+            warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+            assert len(warned) == 1 and "MemPursuitStore: the query is" in warned[0], warned
+    assert same_items(MemPursuitStore(store).search(NS, query=blank, limit=4),
+                      store.search(NS, query=blank, limit=4))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        MemPursuitStore(store).search(NS, limit=4)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
 def test_paraphrase_pushed_out_complement_kept(store):
     q = QUERIES[0]
     native = keys(store.search(NS, query=q, limit=3))

@@ -75,6 +75,23 @@ def test_native_policy_is_lightmem_retrieve(store, locomo0, k):
         assert wrapped.retrieve(q, limit=k) == store.retrieve(q, limit=k)
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_lightmems_retrieve_with_one_warning(store, blank, caplog):
+    """Issue 64: LightMem's own retrieve for an empty or blank query, and one warning per read
+    (``select`` says why in ``fallback_reason``)."""
+    wrapped = MemPursuitLightMemory(store)
+    for read, theirs in ((lambda: wrapped.retrieve(blank, 5), store.retrieve(blank, 5)),
+                         (lambda: [h["id"] for h in wrapped.select(blank, 5).entries],
+                          [h["id"] for h in store.embedding_retriever.search(
+                              query_vector=store.text_embedder.embed(blank), limit=5,
+                              return_full=True)])):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert read() == theirs and len(theirs) == 5
+        warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warned) == 1 and "MemPursuitLightMemory: the query is" in warned[0], warned
+    assert wrapped.select(blank, 5).fallback_reason == "the query is empty or blank"
+
 def test_pool_is_native_order_with_stored_vectors(store, locomo0, sentence_model):
     wrapped = MemPursuitLightMemory(store, pool=60)
     q = questions(locomo0[1])[0]

@@ -362,3 +362,31 @@ def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(embed_mode
         assert used <= budget and post.last_trace.tokens == used
         sizes.append(len(got))
     assert sizes[0] < sizes[2] < len(full) == sizes[-1]
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_keeps_the_engines_order_with_one_warning(embed_model, blank, caplog):
+    """A query engine whose question is empty or blank: LlamaIndex's own top K, one warning."""
+    index = _index(None, embed_model)
+    native = _engine(index, MemPursuitPostprocessor(k=2, policy="native"))
+    post = MemPursuitPostprocessor(k=2, vector_store=index.vector_store, embed_model=embed_model)
+    from llama_index.core.schema import QueryBundle
+
+    bundle = QueryBundle(blank)  # a text query, as the engine embeds it below
+    nodes = index.as_retriever(similarity_top_k=200).retrieve(QueryBundle(blank, embedding=(
+        embed_model.get_query_embedding(blank))))
+    with caplog.at_level(logging.WARNING):
+        ours = post.postprocess_nodes(nodes, query_bundle=bundle)
+    assert _texts(ours) == [n.node.get_content() for n in nodes[:2]]
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemPursuitPostprocessor: the query is" in warned[0], warned
+    if blank:  # LlamaIndex's engine cannot take "" (nothing to embed); "   " it can
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            got = _sources(_engine(index, post).query(QueryBundle(blank)))
+        assert got == _sources(native.query(QueryBundle(blank)))
+        assert sum("the query is blank" in r.getMessage() for r in caplog.records) == 1
+
+
+def _texts(nodes) -> list[str]:
+    return [n.node.get_content() for n in nodes]

@@ -235,6 +235,19 @@ def test_config_route_binds_and_returns_k(pursuit_qdrant, conversation):
         assert steps == list(range(1, K + 1))
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_mem0s_own_answer(native_qdrant, pursuit_qdrant, conversation, blank,
+                                           caplog):
+    """Mem0 refuses an empty or blank query itself (a ValueError, before any read): the swap
+    gives exactly that, with nothing of its own (issue 64: the native result for a blank query)."""
+    with pytest.raises(ValueError) as theirs:
+        native_qdrant.search(blank, filters=_user(conversation))
+    with caplog.at_level(logging.WARNING), pytest.raises(ValueError) as ours:
+        pursuit_qdrant.search(blank, filters=_user(conversation))
+    assert str(ours.value) == str(theirs.value) and "empty" in str(ours.value)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 def test_pool_and_vectors_come_from_the_store(native_qdrant, pursuit_qdrant, conversation):
     filters = _user(conversation)
     client, coll = native_qdrant.vector_store.client, native_qdrant.vector_store.collection_name

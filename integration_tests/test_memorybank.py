@@ -194,6 +194,19 @@ def test_native_seeds_are_faiss_l2_top_k(emily):
             assert np.allclose(res.seed_distances, d2[list(res.seeds)], atol=1e-4)
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_memorybanks_own_read_with_one_warning(emily, blank, caplog):
+    """Issue 64: MemoryBank's own top-k seeds for an empty or blank query, and one warning."""
+    import logging
+
+    native = emily.read(blank, 3, policy="native")
+    with caplog.at_level(logging.WARNING):
+        ours = emily.read(blank, 3)
+    assert ours.policy == "native" and list(ours.seeds) == list(native.seeds)
+    assert len(ours.seeds) == 3 and ours.pieces == native.pieces
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemoryBankStore: the query is" in warned[0], warned
+
 def test_hand_checked_probe(sample_emily):
     emily = sample_emily
     res = emily.read("I recommended a science fiction movie before, what was it?", k=2,

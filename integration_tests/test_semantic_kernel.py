@@ -249,3 +249,15 @@ def test_eval_backend_pools_are_the_collections_own_read():
     assert set(mixed.pool("alice", QUESTION, 200).signals["speakers"]) == {"alice"}
     backend.close()
     mixed.close()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_the_collections_own_search_with_one_warning(collection, blank,
+                                                                       caplog):
+    """Issue 64: the collection's own search for an empty or blank query, and one warning."""
+    alone = run(_search(collection, query=blank, top=2))
+    with caplog.at_level(logging.WARNING):
+        ours = run(_search(MemPursuitCollection(collection), query=blank, top=2))
+    assert _same(ours, alone) and len(ours) == 2
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemPursuitCollection: the query is" in warned[0], warned

@@ -150,6 +150,18 @@ def test_native_policy_is_simplemem_first_k(semantic_retriever, locomo0, k):
         assert ids(wrapped.retrieve(q)) == ids(semantic_retriever.retrieve(q)[:k])
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_query_is_simplemems_first_k_with_one_warning(semantic_retriever, blank,
+                                                              caplog):
+    """Issue 64: SimpleMem's own first k for an empty or blank query, and one warning."""
+    native = ids(semantic_retriever.retrieve(blank)[:5])
+    with caplog.at_level(logging.WARNING):
+        got = MemPursuitRetriever(semantic_retriever, k=5).select(blank)
+    assert ids(got.entries) == native and len(native) == 5
+    assert got.fallback_reason == "the query is empty or blank"
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "MemPursuitRetriever: the query is" in warned[0], warned
+
 def test_pool_vectors_are_the_stored_vectors(semantic_retriever, locomo0, embedding_model):
     wrapped = MemPursuitRetriever(semantic_retriever)
     q = questions(locomo0[1])[0]

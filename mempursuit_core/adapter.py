@@ -11,7 +11,8 @@ The names, by what they are for:
 ==========================  =================================================================
 read options                :class:`ReadOptions` (``k``, ``pool``, ``policy``,
                             ``policy_options``, ``strict``; ``is_native``), :data:`DEFAULT_POOL`,
-                            :data:`DEFAULT_POLICY`
+                            :data:`DEFAULT_POLICY`, :func:`blank_query` (an empty or blank
+                            query: one warning, and the framework's own result)
 the read path               :class:`CandidatePool` (``select``), :class:`PoolSelection`,
                             :func:`read_or_native` / :func:`aread_or_native` (the framework's own
                             result and one warning on any failure, on the ``mempursuit``
@@ -30,7 +31,8 @@ the second read             :class:`TitleIndex` (a store's titles, indexed once 
                             own methods), :class:`TitleLookup` (the ``"title_lookup"`` signal:
                             the index and one read's fetch by title inside the caller's
                             scope, with its key, scope check and deadline), :class:`Fetched`,
-                            :class:`ScopedTitleIndexes` (one index per scope of a store)
+                            :class:`ScopedTitleIndexes` (one index per scope of a store),
+                            :data:`DEFAULT_FOLLOW_TIMEOUT` (the deadline's default)
 the read's trace            :class:`ReadTrace` (what the last read did: native and final
                             order, where the vectors came from, the second read, the
                             fallback), :class:`TraceSlot` (where a component keeps it:
@@ -42,7 +44,8 @@ rerank-style adapters       :class:`Reranker` (items already retrieved: budget, 
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
 policies                    :class:`Selector`, :class:`Selection`, :class:`NativeSelector`,
                             :func:`get_selector`, :func:`resolve_selector`
-checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`
+checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`,
+                            :func:`did_you_mean` (a misspelt name's nearest known one)
 the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
                             :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`,
                             :func:`install_line` (an extra's install line)
@@ -76,9 +79,9 @@ from .hookspecs import hookimpl
 from .install import install_line
 from .lazy import lazy_exports
 from .lexical import LexicalIndex
-from .options import DEFAULT_POOL, ReadOptions
-from .plugins import (AdapterNotInstalledError, AdapterSpec, get_adapter_spec, get_selector,
-                      resolve_selector)
+from .options import DEFAULT_POOL, ReadOptions, blank_query
+from .plugins import (AdapterNotInstalledError, AdapterSpec, did_you_mean, get_adapter_spec,
+                      get_selector, resolve_selector)
 from .readpath import (CandidatePool, PoolSelection, StoredPool, aread_or_native, read_or_native,
                        stored_pool)
 from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_source,
@@ -118,9 +121,11 @@ __all__ = [
     "VectorResolver",
     "apgvector_read_settings",
     "aread_or_native",
+    "blank_query",
     "check_int",
     "check_k",
     "checked_order",
+    "did_you_mean",
     "document_source",
     "document_title",
     "get_adapter_spec",

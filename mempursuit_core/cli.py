@@ -168,12 +168,25 @@ class OneLineParser(argparse.ArgumentParser):
         return ""
 
 
+#: What ``mempursuit --help`` ends with: the demo a new user runs first, and where the docs are.
+EPILOG = """\
+the demo (from a checkout, offline, seconds: native order vs the default policy):
+  pip install -e ".[eval]"
+  mempursuit eval --dataset locomo --data tests/fixtures/dialogue.json --out runs/demo
+
+docs: README.md and docs/ in the checkout (docs/harness.md: mempursuit eval; each
+adapter's page: mempursuit adapters); a command's own options: mempursuit COMMAND --help"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .builtins import DEFAULT_POLICY
 
     parser = OneLineParser(
         prog="mempursuit",
-        description="Residual-pursuit read policies for agent-memory frameworks.",
+        description="Read policies that reorder the candidate pool an agent-memory framework "
+                    "retrieves, before it keeps the top K.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
 

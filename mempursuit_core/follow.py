@@ -41,7 +41,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .links import TitleLinks, nfc
+from .links import TitleLinks, _occurs, nfc, title_phrase
 from .signals import PoolSignals
 from .validation import checked_row_norms
 
@@ -85,12 +85,19 @@ class FollowRequest:
         How many candidates to fetch at most.
     then : Selector
         What chooses again over the pool and the fetched candidates.
+    cased : bool
+        A text names a title only where it capitalises what the title does.
+    max_named : int or None
+        A title that this many of the pool's texts name is a weak link (a hub: a country, a
+        common word), not followed; None: every title is.
     """
 
     said: tuple[str, ...]
     exclude: frozenset
     limit: int
     then: Any
+    cased: bool = False
+    max_named: int | None = None
 
 
 @dataclass
@@ -319,7 +326,8 @@ class TitleIndex:
         return list(dict.fromkeys(f for t in titles for f in held.get(t, [t])))
 
     def named(self, texts: Sequence[str], exclude: Iterable[Any] = (), limit: int | None = None,
-              timeout: float | None = None) -> list[str]:
+              timeout: float | None = None, cased: bool = False,
+              keep: Callable[[str], bool] | None = None) -> list[str]:
         """The store's titles that ``texts`` name, without ``exclude`` (the titles the pool
         already has): each text's first name, then each text's second, ... (within a text,
         longer phrases first), so that every text is followed before any text twice.
@@ -333,16 +341,26 @@ class TitleIndex:
         skip = {nfc(t) for t in exclude if isinstance(t, str)}
         queues = []
         for text in texts:
-            found = sorted(index.named(nfc(str(text))),
+            found = sorted(index.named(nfc(str(text)), cased),
                            key=lambda j: (-len(index.phrases[j]), j))
             queues.append([raw[j] for j in found if raw[j] not in skip])
+        if keep is not None:  # each queue without the titles ``keep`` refuses, judged lazily
+            judged: dict[str, bool] = {}
+
+            def kept(title: str) -> bool:
+                if title not in judged:
+                    judged[title] = keep(title)
+                return judged[title]
+            queues = [_Lazy(t for t in queue if kept(t)) for queue in queues]
         out: dict[str, None] = {}
-        for turn in range(max(map(len, queues), default=0)):
+        turn = 0
+        while any(turn < len(queue) for queue in queues):
             for queue in queues:
                 if turn < len(queue) and queue[turn] not in out:
                     out[queue[turn]] = None
                     if limit is not None and len(out) >= limit:
                         return list(out)
+            turn += 1
         return list(out)
 
     def warn(self, kind: str, message: str) -> None:
@@ -422,6 +440,49 @@ class ScopedTitleIndexes:
         return index
 
 
+class _Lazy:
+    """A list read from an iterator as far as it is looked at (``len`` reads one more)."""
+
+    def __init__(self, items: Iterable[Any]):
+        self._items, self._seen = iter(items), []
+
+    def _upto(self, n: int) -> None:
+        while len(self._seen) < n:
+            try:
+                self._seen.append(next(self._items))
+            except StopIteration:
+                break
+
+    def __getitem__(self, i: int) -> Any:
+        self._upto(i + 1)
+        return self._seen[i]
+
+    def __len__(self) -> int:  # only ``turn < len(queue)`` is asked: one more than seen will do
+        self._upto(len(self._seen) + 1)
+        return len(self._seen)
+
+
+def _not_a_hub(texts: Sequence[Any], most: int) -> Callable[[str], bool]:
+    """``keep(title)``: whether fewer than ``most`` of ``texts`` name ``title`` (in any case).
+    The texts are joined once; a title whose phrase occurs fewer than ``most`` times in all of
+    them at all (most titles) is decided by one count, the rest text by text."""
+    lowered = [nfc(str(t)).lower() for t in texts]
+    joined = "\n".join(lowered)
+
+    def keep(title: str) -> bool:
+        phrase = title_phrase(title)
+        if not phrase or joined.count(phrase) < most:
+            return True
+        seen = 0
+        for text in lowered:
+            if _occurs(phrase, text):
+                seen += 1
+                if seen >= most:
+                    return False
+        return True
+    return keep
+
+
 class TitleLookup:
     """One read's second read: the store's :class:`TitleIndex` and a fetch inside the read's
     scope (the per-pool signal ``"title_lookup"`` an adapter hands over).
@@ -490,8 +551,8 @@ class TitleLookup:
             return id(item)
         return key
 
-    def read(self, request: FollowRequest, pool_items: Sequence[Any] | None, dim: int
-             ) -> tuple[list[str], Fetched]:
+    def read(self, request: FollowRequest, pool_items: Sequence[Any] | None, dim: int,
+             pool_texts: Sequence[Any] | None = None) -> tuple[list[str], Fetched]:
         """The titles ``request`` names and their candidates, checked.
 
         Raises
@@ -503,8 +564,11 @@ class TitleLookup:
         start = time.monotonic()
         left = (lambda: None) if self.timeout is None else (
             lambda: self.timeout - (time.monotonic() - start))
+        keep = None
+        if request.max_named is not None and pool_texts is not None:
+            keep = _not_a_hub(pool_texts, request.max_named)
         names = self.index.named(request.said, exclude=request.exclude, limit=request.limit,
-                                 timeout=left())
+                                 timeout=left(), cased=request.cased, keep=keep)
         if not names:
             return names, Fetched([], np.zeros((0, dim)))
         asked = self.index.forms(names)
@@ -607,7 +671,9 @@ def follow_up(first: Any, query: np.ndarray, candidates: np.ndarray, k: int, *,
     M = np.asarray(candidates)
     P = M.shape[0]
     try:
-        names, fetched = lookup.read(request, items, M.shape[1])
+        texts = (signals["texts"] if request.max_named is not None and "texts" in signals
+                 else None)
+        names, fetched = lookup.read(request, items, M.shape[1], texts)
         if not len(fetched):
             return first
         scores = None

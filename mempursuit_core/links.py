@@ -41,6 +41,34 @@ def nfc(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 16)
+def _cased(title: str) -> tuple[bool, ...]:
+    """For each word of the title's phrase, whether the title writes it capitalised (a text
+    that names the title as a name writes it so too: "Father" is not named by "his father")."""
+    title = nfc(title)
+    bare = _QUALIFIER.sub("", title.strip())
+    if _FILE.search(title.strip()):
+        return ()  # a file name is named in any case
+    return tuple(w[:1].isupper() for w in bare.replace("_", " ").split())
+
+
+def _occurs_cased(phrase: str, caps: tuple[bool, ...], lowered: str, text: str) -> bool:
+    """:func:`_occurs` where each word the title capitalises is capitalised in ``text`` too."""
+    if not any(caps) or len(lowered) != len(text):
+        return _occurs(phrase, lowered)
+    at = lowered.find(phrase)
+    while at >= 0:
+        end = at + len(phrase)
+        if ((at == 0 or not lowered[at - 1].isalnum())
+                and (end == len(lowered) or not lowered[end].isalnum())):
+            words = text[at:end].split(" ")
+            if len(words) == len(caps) and all(w[:1].isupper() for w, c in zip(words, caps)
+                                               if c):
+                return True
+        at = lowered.find(phrase, at + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _phrase(title: str) -> tuple[str, str]:
     title = nfc(title)
     bare = _QUALIFIER.sub("", title.strip())
@@ -89,11 +117,17 @@ class TitleLinks:
         Each candidate's title (None: the candidate has none, and nothing links to it).
     texts : sequence of str, length P, optional
         Each candidate's text (without them, only :meth:`named` works).
+    cased : bool
+        A text names a title only where it capitalises the words the title capitalises (a
+        title is a name: "Father" is not named by "his father"); False: in any case.
     """
 
-    def __init__(self, titles: Sequence[object], texts: Sequence[object] | None = None):
+    def __init__(self, titles: Sequence[object], texts: Sequence[object] | None = None, *,
+                 cased: bool = False):
         found = [_phrase(t) if isinstance(t, str) else ("", "") for t in titles]
         self.phrases = [p for p, _ in found]
+        self.cased = cased
+        self._caps = [_cased(t) if isinstance(t, str) else () for t in titles]
         self._rare = [w for _, w in found]
         self._by_rare: dict[str, list[int]] = {}  # a title's rarest word -> the candidates
         for j, (phrase, rare) in enumerate(found):
@@ -111,14 +145,21 @@ class TitleLinks:
             self._lowered[j] = nfc(str(self._texts[j])).lower()
         return self._lowered[j]
 
+    def _names(self, j: int, lowered: str, text: str, cased: bool | None = None) -> bool:
+        """Whether the text (``lowered``, and as written) names candidate ``j``'s title."""
+        if not (self.cased if cased is None else cased):
+            return _occurs(self.phrases[j], lowered)
+        return _occurs_cased(self.phrases[j], self._caps[j], lowered, text)
+
     def _holding(self, word: str) -> list[int]:
         if self._counts is None:  # the texts' stemmed term counts, as the pool's BM25 keeps them
             self._counts = [_term_counts(nfc(str(t)), True)[0] for t in self._texts]
         return list(compress(range(len(self._counts)),
                              map(operator.contains, self._counts, repeat(word))))
 
-    def named(self, text: str) -> np.ndarray:
-        """The candidates whose title ``text`` names.
+    def named(self, text: str, cased: bool | None = None) -> np.ndarray:
+        """The candidates whose title ``text`` names (``cased``: as given at construction when
+        None).
 
         Returns
         -------
@@ -129,7 +170,7 @@ class TitleLinks:
         words = _term_counts(text, True)[0]  # the text's stemmed words (cached, as for BM25)
         lowered = text.lower()
         found = [j for w in self._by_rare.keys() & words.keys()
-                 for j in self._by_rare[w] if _occurs(self.phrases[j], lowered)]
+                 for j in self._by_rare[w] if self._names(j, lowered, text, cased)]
         return np.asarray(sorted(found), dtype=np.intp)
 
     def links(self, i: int) -> np.ndarray:
@@ -141,7 +182,7 @@ class TitleLinks:
         ndarray of intp, shape (m,)
         """
         own = self.phrases[i]
-        found = self.named(self._text(i))
+        found = self.named(self._texts[i] if self.cased else self._text(i))
         if own:
             found = found[[not _occurs(self.phrases[j], own) for j in found]]
         return found
@@ -158,7 +199,8 @@ class TitleLinks:
         if not phrase or not self._rare[i]:
             return np.empty(0, np.intp)
         return np.asarray([j for j in self._holding(self._rare[i])
-                           if self.phrases[j] != phrase and _occurs(phrase, self._text(j))],
+                           if self.phrases[j] != phrase
+                           and self._names(i, self._text(j), nfc(str(self._texts[j])))],
                           dtype=np.intp)
 
     def distinct(self, candidates: np.ndarray) -> int:

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -29,7 +30,11 @@ from .selectors import NativeSelector
 from .tokens import TokenBudgetSelector, check_budget_tokens
 from .validation import check_int
 
-__all__ = ["DEFAULT_POOL", "ReadOptions"]
+__all__ = ["DEFAULT_POOL", "ReadOptions", "blank_query"]
+
+#: The keywords :meth:`ReadOptions.build` takes itself, whatever the adapter's signature.
+SHARED = ("k", "pool", "policy", "policy_options", "strict", "follow_timeout",
+          "budget_tokens")
 
 #: The candidate pool every adapter asks its framework for unless told otherwise.
 DEFAULT_POOL = 200
@@ -71,24 +76,37 @@ class ReadOptions:
             raise ValueError("follow_timeout must be a number of seconds > 0, or None for no "
                              f"limit, got {timeout!r}")
         object.__setattr__(self, "policy_options", dict(self.policy_options))
+        if isinstance(self.policy, str):  # a misspelt option fails here too, in one line
+            from .plugins import check_selector_options
+
+            check_selector_options(self.policy, self.policy_options)
 
     @classmethod
     def build(cls, where: str, *, k: Any = None, pool: Any = None, policy: Any = None,
               policy_options: Mapping[str, Any] | None = None, strict: Any = None,
               follow_timeout: Any = DEFAULT_FOLLOW_TIMEOUT, budget_tokens: Any = None,
+              own: Any = (),
               **options: Any) -> "ReadOptions":
         """Options from an adapter's keyword arguments (``None`` means the default); any other
         keyword is a selector option (as ``policy_options``).
+
+        ``own`` is the adapter's own parameters (names, or callables such as its ``__init__``
+        whose signatures give them): a keyword that neither it nor the policy takes is one
+        ``TypeError`` naming both sets, with a did-you-mean (``documnet_store`` ->
+        ``document_store``).
 
         Raises
         ------
         TypeError, ValueError
             A bad option, its message starting with ``where`` (the adapter's name)."""
+        name = DEFAULT_POLICY if policy is None else policy
+        if options:
+            _check_keywords(where, name, options, own)
         try:
             return cls(
                 k=k,
                 pool=DEFAULT_POOL if pool is None else pool,
-                policy=DEFAULT_POLICY if policy is None else policy,
+                policy=name,
                 policy_options={**(policy_options or {}), **options},
                 strict=False if strict is None else strict,
                 follow_timeout=follow_timeout,
@@ -131,3 +149,59 @@ class ReadOptions:
     def pool_size(self, budget: int) -> int:
         """``P`` for a budget ``K``."""
         return max(self.pool, budget)
+
+
+def _check_keywords(where: str, policy: Any, options: Mapping[str, Any], own: Any) -> None:
+    """An adapter's keywords beyond its own are the policy's options: refuse, in one line, a
+    name the policy does not take (a policy name not registered is refused after this)."""
+    from .plugins import check_selector_options, known_selector
+
+    parts = [own] if callable(own) or isinstance(own, str) else list(own)
+    names = tuple(dict.fromkeys([*(name for part in parts for name in (
+        _parameter_names(part) if callable(part) else (part,))), *SHARED]))
+    if isinstance(policy, str):
+        if policy and known_selector(policy):
+            check_selector_options(policy, options, where=where, own=names)
+        return
+    from .plugins import did_you_mean
+
+    name = next(iter(options))
+    valid = f"{', '.join(sorted(names))} ({where}); " if names else ""
+    raise TypeError(f"{where}: unknown option {name!r}{did_you_mean(name, names)}; valid: "
+                    f"{valid}a selector object takes no options")
+
+
+def _parameter_names(func: Any) -> tuple[str, ...]:
+    """The names ``func`` takes by keyword (``self`` left out)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params if p.name != "self"
+                 and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def blank_query(query: Any, where: str, *, log: logging.Logger | None = None) -> bool:
+    """Whether ``query`` is an empty or blank (whitespace-only) string, saying so in one WARNING.
+
+    There is nothing to choose by: the adapter then returns the framework's own result for the
+    read, unreordered (as with ``policy="native"``). Anything but a string (``None``, a vector,
+    a framework's query object) is not blank here.
+
+    Parameters
+    ----------
+    query : Any
+        The read's query text.
+    where : str
+        The adapter's name, starting the warning.
+    log : Logger, optional
+        Where the warning goes (default the ``mempursuit`` logger).
+    """
+    if not isinstance(query, str) or query.strip():
+        return False
+    (log or logging.getLogger("mempursuit")).warning(
+        "mempursuit: %s: the query is %s, so there is nothing to choose by: the framework's own "
+        "order is returned; pass the question's text", where, "empty" if not query else "blank")
+    return True

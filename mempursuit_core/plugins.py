@@ -27,11 +27,12 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
 import pluggy
 
@@ -47,6 +48,7 @@ __all__ = [
     "collect",
     "get_adapter_spec",
     "get_plugin_manager",
+    "check_selector_options",
     "get_selector",
     "is_allowed",
     "known_selector",
@@ -56,6 +58,8 @@ __all__ = [
     "load_plugins",
     "plugin_distribution",
     "resolve_selector",
+    "selector_options",
+    "signature_options",
 ]
 
 ENTRY_POINT_GROUP = "mempursuit"
@@ -76,14 +80,23 @@ _collected: dict[tuple, dict[str, tuple[str, Any]]] = {}
 
 
 class UnknownNameError(KeyError):
-    """An unknown selector or adapter was asked for; the message lists what exists."""
+    """An unknown selector or adapter was asked for; the message lists what exists.
 
-    def __init__(self, kind: str, name: str, known: list[str]):
+    ``near`` names the one to suggest where it is not a near spelling (``zep`` -> ``graphiti``),
+    ``why`` says why in a few words; without it the closest spelling is suggested."""
+
+    def __init__(self, kind: str, name: str, known: list[str], *, near: str | None = None,
+                 why: str = ""):
         self.kind, self.name, self.known = kind, name, sorted(known)
+        self.near, self.why = near, why
         super().__init__(name)
 
     def __str__(self) -> str:
-        return (f"unknown {self.kind} {self.name!r}{did_you_mean(self.name, self.known)}; "
+        if self.near:
+            hint = f" (did you mean {self.near!r}?{' ' + self.why if self.why else ''})"
+        else:
+            hint = did_you_mean(self.name, self.known)
+        return (f"unknown {self.kind} {self.name!r}{hint}; "
                 f"registered: {', '.join(self.known) or '(none)'}")
 
 
@@ -310,6 +323,15 @@ def list_selectors() -> dict[str, str]:
     return {name: desc for name, (_, desc) in sorted(list_selector_factories().items())}
 
 
+def _selector_factory(name: str) -> Callable[..., Any]:
+    found = collect("register_selectors", everything=False)
+    if name not in found:
+        found = collect("register_selectors")
+    if name not in found:
+        raise UnknownNameError("selector", name, list(found))
+    return found[name][1][0]
+
+
 def get_selector(name: str, **options: Any):
     """Build a registered selector by name, e.g. ``get_selector("mempursuit", ridge=1e-8)``.
 
@@ -319,14 +341,74 @@ def get_selector(name: str, **options: Any):
     ------
     UnknownNameError
         (a ``KeyError``) naming the registered selectors when ``name`` is unknown.
+    TypeError
+        One line naming an option the selector does not take, with the ones it does
+        (:func:`check_selector_options`).
     """
-    found = collect("register_selectors", everything=False)
-    if name not in found:
-        found = collect("register_selectors")
-    if name not in found:
-        raise UnknownNameError("selector", name, list(found))
-    factory = found[name][1][0]
+    factory = _selector_factory(name)
+    check_selector_options(name, options)
     return factory(**options)
+
+
+def signature_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The keyword options ``factory`` takes, from its signature, or None where it takes any.
+
+    A class is read through the ``__init__`` of its bases while each passes ``**options`` on
+    (a subclass that adds one option to a policy takes the policy's too); a ``**options`` that
+    reaches no base ``__init__`` but ``object``'s is its own, and takes any keyword.
+    """
+    is_class = isinstance(factory, type)
+    inits = ([vars(c)["__init__"] for c in factory.__mro__ if "__init__" in vars(c)]
+             if is_class else [factory])
+    names: list[str] = []
+    for i, init in enumerate(inits):
+        if init is object.__init__:
+            return () if i == 0 else None  # no __init__ at all: no options
+        try:
+            params = list(inspect.signature(init).parameters.values())
+        except (TypeError, ValueError):  # a builtin or C callable: nothing to check against
+            return None
+        names += [p.name for p in params[is_class:]  # a method's first parameter is self
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            return tuple(dict.fromkeys(names))
+    return None
+
+
+def selector_options(name: str) -> tuple[str, ...] | None:
+    """The options the selector registered as ``name`` takes (:func:`signature_options` of its
+    factory), or None where it takes any keyword."""
+    return signature_options(_selector_factory(name))
+
+
+def check_selector_options(policy: str, options: Iterable[str] | Mapping[str, Any], *,
+                           where: str = "", own: Iterable[str] = ()) -> None:
+    """Raise ``TypeError`` (one line) for an option that neither the selector registered as
+    ``policy`` nor the caller (``own``: an adapter's own parameter names) takes, with a
+    did-you-mean and the valid names.
+
+    ``where`` (an adapter's name) starts the message; with ``own`` the option came through the
+    adapter's keywords, else through ``policy_options``. A policy that takes any keyword (a
+    factory with ``**options``) accepts every name.
+    """
+    valid = selector_options(policy)
+    own = tuple(own)
+    if valid is None:
+        return
+    unknown = [name for name in options if name not in valid and name not in own]
+    if not unknown:
+        return
+    head = f"{where}: " if where else ""
+    what = "option" if own else "policy option"
+    bad = ", ".join(f"{name!r}{did_you_mean(name, [*own, *valid])}" for name in unknown)
+    ours = f"{', '.join(sorted(own))} ({where or 'the adapter'})" if own else ""
+    if valid:
+        theirs = f"{', '.join(sorted(valid))} (policy {policy!r})"
+        valid_names = f"valid: {ours} and {theirs}" if own else f"valid: {theirs}"
+    else:
+        valid_names = (f"valid: {ours}; " if own else "") + f"policy {policy!r} takes no options"
+    raise TypeError(f"{head}unknown {what}{'s' if len(unknown) > 1 else ''} {bad}; "
+                    f"{valid_names}")
 
 
 def resolve_selector(policy: Any, **options: Any):

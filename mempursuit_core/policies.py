@@ -27,7 +27,7 @@ from .aspects import (ASKER_ROLES, _aspects, about_asker, asks_for_several, aspe
 from .dates import match_spans, query_dates
 from .follow import FollowRequest
 from .lexical import pool_bm25, pool_bm25_parts
-from .links import TitleLinks
+from .links import TitleLinks, _occurs
 from .pursuit import rank_prior, select
 from .selectors import PoolSelector, Selection
 from .signals import minmax, time_buckets, zscore  # noqa: F401 (time_buckets: re-exported)
@@ -153,7 +153,8 @@ class PoolContext:
         when no candidate has a usable one."""
         if self._links is False:
             titles = self.values("titles")
-            links = TitleLinks(titles, self.values("texts")) if titles is not None else None
+            links = (TitleLinks(titles, self.values("texts"), cased=self.policy.cased)
+                     if titles is not None else None)
             self._links = links if links else None
         return self._links
 
@@ -398,13 +399,17 @@ class CenteredFusion(PoolSelector):
         late gives the first read's order and one warning.
     follow_from : int, default 3
         How many of the first read's picks the second read follows.
-    residual : float, default 0
-        Values each ``bridge`` raise by what the raised candidate adds to what the picks still
-        miss (its alignment with the query's residual after the picks, relative to the
-        pool's best): 0 off, 1 fully (:class:`Bridge`).
-    hub : float, default 0
-        Weakens a ``bridge`` raise to a title many of the pool's texts name: divided by
-        ``(1 + m) ** hub``, ``m`` those texts (:class:`Bridge`).
+    cased : bool, default True
+        A text names a title only where it capitalises the words the title capitalises (a
+        title is a name: "Father" or "Today (album)" is not named by "his father said today";
+        a file name is named in any case). False: in any case. For ``titled``, ``bridge`` and
+        the second read.
+    hub_named : int, default 5
+        The second read does not follow a title that this many of the pool's texts name (a
+        hub: a country, a city, an office; a weak link); 0 follows every title.
+    defer : bool, default True
+        When the question names two or more of the pool's titles (it sets them side by side),
+        the ``bridge`` raises wait until each has a pick (:class:`Bridge`).
     gamma : float, default 0
         With ``gamma > 0`` the fused order is the prior of ``experimental/pursuit-rank`` on the
         centred unit features; 0 returns the fused order (and ``k``-selections are nested).
@@ -432,7 +437,8 @@ class CenteredFusion(PoolSelector):
                                             "adjacent", "aspects", "speaker", "named",
                                             "titled", "bridge")},
         "gather": _non_negative_or_none, "keep": _integer, "ridge": _real,
-        "follow": _count, "follow_from": _count, "residual": _non_negative, "hub": _non_negative,
+        "follow": _count, "follow_from": _count, "cased": _true_or_false, "hub_named": _count,
+        "defer": _true_or_false,
     }
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
@@ -441,7 +447,7 @@ class CenteredFusion(PoolSelector):
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
                  speaker: float = 2.0, named: float = 1.0, titled: float = 1.0,
                  bridge: float = 8.0, follow: int = 2, follow_from: int = 3,
-                 residual: float = 0.0, hub: float = 0.0):
+                 cased: bool = True, hub_named: int = 5, defer: bool = True):
         given = locals()
         self._set_options({name: given[name] for name in self._parameter_constraints})
 
@@ -528,8 +534,15 @@ class CenteredFusion(PoolSelector):
         if positions is not None:
             greedy.append(Neighbours(group, positions, self.adjacent))
         if follow is not None:
-            greedy.append(Bridge(follow, self.bridge, residual=self.residual, hub=self.hub,
-                                 query=ctx.query, candidates=ctx.candidates))
+            first: list[set] = []
+            if self.defer:
+                groups: dict[str, set] = {}
+                for j in follow.named(text).tolist():
+                    groups.setdefault(follow.phrases[j], set()).add(j)
+                # a title named only inside a longer one the question names is no second thing
+                first = [g for p, g in groups.items()
+                         if not any(p != o and _occurs(p, o) for o in groups)]
+            greedy.append(Bridge(follow, self.bridge, first))
         order = _greedy_order(key, order, min(k, P), greedy)
         return order, steps
 
@@ -587,7 +600,8 @@ class CenteredFusion(PoolSelector):
             said.append(ctx.text)
         titles = ctx.values("titles")
         return FollowRequest(tuple(said), frozenset(t for t in titles if isinstance(t, str)),
-                             self.follow, self._then())
+                             self.follow, self._then(), cased=self.cased,
+                             max_named=self.hub_named or None)
 
     def _then(self) -> "CenteredFusion":
         """This policy without the second read: what chooses again over the larger pool."""
@@ -666,62 +680,40 @@ class Bridge:
     names by ``reach / sqrt(n)`` (``n`` distinct titles among those not yet picked) and the
     candidates whose text names its title by half that (the ``bridge`` option).
 
-    With ``residual > 0`` a raise is valued by what the candidate adds to what the picks still
-    miss: it is scaled by ``1 - residual + residual * s``, ``s`` in [0, 1] the candidate's
-    alignment with the query's residual after the picks (the part of the query the picks'
-    span leaves), relative to the best such alignment in the pool. With ``hub > 0`` a link to a
-    title that many of the pool's texts name is weak: the raise is divided by
-    ``(1 + m) ** hub``, ``m`` the number of other candidates whose text names it.
+    ``first``: the candidates of each title the question names (one set per title; a title named
+    only inside a longer one is left out). When the question names two or more, it sets them
+    side by side ("which came first, X or Y?"): the
+    raises wait until each of those titles has a pick (or twice as many picks are made), so
+    that what the first picks name never pushes out what the question itself asked for; then
+    they all apply (the ``defer`` option).
     """
 
-    def __init__(self, links: TitleLinks, reach: float, *, residual: float = 0.0,
-                 hub: float = 0.0, query: np.ndarray | None = None,
-                 candidates: np.ndarray | None = None):
+    def __init__(self, links: TitleLinks, reach: float, first: Sequence[set] = ()):
         self.links, self.reach = links, reach
-        self.residual, self.hub = residual, hub
-        if residual > 0:
-            U = np.asarray(candidates, dtype=np.float64)
-            self.U = U / np.linalg.norm(U, axis=1, keepdims=True)
-            self.r = np.asarray(query, dtype=np.float64).copy()  # the query's residual
-            self.basis: list[np.ndarray] = []  # the picks' span, orthonormal
-        self._named: dict[int, int] = {}
+        self.pending = [set(g) for g in first] if len(first) >= 2 else []
+        self.patience = 2 * len(self.pending)
+        self.held: list[tuple[np.ndarray, float]] = []
 
     def gain(self) -> None:
         return None
 
-    def _hubness(self, found: np.ndarray) -> np.ndarray:
-        for j in found.tolist():
-            if j not in self._named:
-                self._named[j] = len(self.links.naming(j))
-        return np.array([self._named[j] for j in found.tolist()], dtype=np.float64)
-
     def picked(self, i: int, live: np.ndarray) -> None:
-        if self.residual > 0:
-            # the query less its projection on the picks' span (Gram-Schmidt, one pick a time)
-            b = self.U[i].copy()
-            for e in self.basis:
-                b -= (b @ e) * e
-            nb = np.linalg.norm(b)
-            if nb > 1e-12:
-                b /= nb
-                self.basis.append(b)
-                self.r -= (self.r @ b) * b
-            align = np.maximum(self.U @ self.r, 0.0)
-            open_ = live > -np.inf
-            best = float(align[open_].max()) if open_.any() else 0.0
         # forward: what the pick names; backward, at half weight: what names the pick
         for found, gain in ((self.links.links(i), self.reach),
                             (self.links.naming(i), self.reach / 2)):
             found = found[live[found] > -np.inf]
-            if not found.size:
-                continue
-            raise_ = np.full(found.size, gain / math.sqrt(self.links.distinct(found)))
-            if self.hub > 0:
-                raise_ /= (1.0 + self._hubness(found)) ** self.hub
-            if self.residual > 0:
-                s = align[found] / best if best > 0 else np.zeros(found.size)
-                raise_ *= 1.0 - self.residual + self.residual * s
+            if found.size:
+                self.held.append((found, gain / math.sqrt(self.links.distinct(found))))
+        if self.pending:
+            self.pending = [g for g in self.pending if i not in g]
+            self.patience -= 1
+            if self.pending and self.patience > 0:
+                return
+            self.pending = []
+        for found, raise_ in self.held:
+            found = found[live[found] > -np.inf]
             live[found] += raise_
+        self.held = []
 
 
 class Aspects:

@@ -36,7 +36,7 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from .options import ReadOptions
+from .options import ReadOptions, blank_query
 from .readpath import CandidatePool, aread_or_native, read_or_native
 from .trace import ReadTrace, TraceSlot, note_final, note_policy, note_pool
 
@@ -221,8 +221,9 @@ class Reranker:
         return None
 
     def rerank(self, items: Sequence[T], build: Callable[[list[T]], CandidatePool[T]], *,
-               strict: bool | None = None) -> list[T]:
-        """The policy's ``K`` of ``items``; any failure returns the first ``K`` and one warning.
+               strict: bool | None = None, query: Any = None) -> list[T]:
+        """The policy's ``K`` of ``items``; any failure returns the first ``K`` and one warning,
+        and so does an empty or blank ``query`` (:func:`~mempursuit_core.options.blank_query`).
 
         Parameters
         ----------
@@ -232,6 +233,8 @@ class Reranker:
             ``build(candidates) -> CandidatePool`` over the first ``P`` items.
         strict : bool, optional
             Default the options' ``strict``: raise instead of falling back.
+        query : str, optional
+            The read's query text, checked for blankness (not checked when not given).
 
         Returns
         -------
@@ -239,6 +242,8 @@ class Reranker:
         """
         items = list(items)
         k = self.sizes(len(items))[0]
+        if not self.is_native and blank_query(query, self.where, log=self.log):
+            return items[:k]
 
         def ours():
             kept = self.passthrough(items)
@@ -251,10 +256,12 @@ class Reranker:
 
     async def arerank(self, items: Sequence[T],
                       build: Callable[[list[T]], Awaitable[CandidatePool[T]]], *,
-                      strict: bool | None = None) -> list[T]:
+                      strict: bool | None = None, query: Any = None) -> list[T]:
         """:meth:`rerank` with an async ``build``."""
         items = list(items)
         k = self.sizes(len(items))[0]
+        if not self.is_native and blank_query(query, self.where, log=self.log):
+            return items[:k]
 
         async def ours():
             kept = self.passthrough(items)

@@ -264,10 +264,13 @@ def parse_policy(spec: str) -> tuple[str, dict]:
 
 def _check_policy_options(label: str, name: str, given: dict, accepted: list[str] | None) -> None:
     """``ValueError`` naming the policy, the first option not in ``accepted`` and those that are."""
+    from mempursuit_core.plugins import did_you_mean
+
     unknown = [k for k in given if accepted is not None and k not in accepted]
     if unknown and accepted:
         raise ValueError(
-            f"policy {label!r}: {name} has no option {unknown[0]!r}; it accepts "
+            f"policy {label!r}: {name} has no option {unknown[0]!r}"
+            f"{did_you_mean(unknown[0], accepted)}; it accepts "
             f"{', '.join(accepted)} (write {name}:KEY=VALUE with one of those, or drop "
             "the option)")
     if unknown:

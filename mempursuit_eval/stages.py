@@ -158,6 +158,13 @@ def build_backend(framework: str, *, native_order: str = "dense", options: dict 
     return factory(**options)
 
 
+#: A product asked for by the name it is known by, and the store that reads it: ``{name:
+#: (store, why)}`` (a misspelling is found by spelling; these are not misspellings).
+RELATED_FRAMEWORKS: dict[str, tuple[str, str]] = {
+    "zep": ("graphiti", "Graphiti is the open-source graph engine behind Zep"),
+}
+
+
 def check_framework(framework: str):
     """The adapter spec of ``framework`` (of ``NAME`` for a ``NAME+OPTION`` store; ``None`` for
     the harness's ``plain`` store, or for a store registered with no adapter of its name); a
@@ -169,7 +176,9 @@ def check_framework(framework: str):
     framework = "plain" if framework == "builtin" else framework
     stores = list_backends()
     if framework not in stores:  # NAME+OPTION stores are internal: not listed
-        raise UnknownNameError("framework", framework, [n for n in stores if "+" not in n])
+        near, why = RELATED_FRAMEWORKS.get(str(framework).lower(), (None, ""))
+        raise UnknownNameError("framework", framework, [n for n in stores if "+" not in n],
+                               near=near if near in stores else None, why=why)
     return list_adapters().get(framework.partition("+")[0])
 
 

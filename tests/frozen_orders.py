@@ -85,8 +85,11 @@ DOCUMENTS = (("twowiki", "2wikimultihopqa", ROOT / "tests" / "fixtures" / "twowi
              ("hotpotqa", "hotpotqa", ROOT / "tests" / "fixtures" / "hotpotqa_small.jsonl"))
 DOCUMENT_POOLS = (3, 200)
 DOCUMENT_KS = (2, 5)
+#: round 6's default and its variants, and round 5's default spelled by options (its orders are
+#: the ones frozen for ``centered-fusion`` before round 6)
 DOCUMENT_POLICIES = ("native", "centered-fusion", "centered-fusion:follow=0",
-                     "centered-fusion:bridge=4,follow=0")
+                     "centered-fusion:bridge=4,follow=0",
+                     "centered-fusion:cased=false,hub_named=0,defer=false")
 
 
 def build(spec: str):

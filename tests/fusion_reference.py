@@ -128,34 +128,68 @@ def spread_order(score, sessions, text, k, spread=0.3, gather=0.8):
 # title's phrase is the library's (``title_phrase``); whether a text names it is written here.
 
 
-def names(text, phrase):
-    """Whether ``phrase`` occurs in ``text`` (lower-cased) with no letter or digit either side."""
+def names(text, phrase, caps=()):
+    """Whether ``phrase`` occurs in ``text`` (lower-cased) with no letter or digit either side,
+    and, where ``caps[w]``, the occurrence's word ``w`` starts with a capital in ``text``."""
     if not phrase:
         return False
-    text = text.lower()
-    for at in range(len(text) - len(phrase) + 1):
-        if (text[at:at + len(phrase)] == phrase
-                and (at == 0 or not text[at - 1].isalnum())
-                and (at + len(phrase) == len(text) or not text[at + len(phrase)].isalnum())):
-            return True
+    lowered = text.lower()
+    for at in range(len(lowered) - len(phrase) + 1):
+        if (lowered[at:at + len(phrase)] == phrase
+                and (at == 0 or not lowered[at - 1].isalnum())
+                and (at + len(phrase) == len(lowered) or not lowered[at + len(phrase)].isalnum())):
+            words = text[at:at + len(phrase)].split(" ")
+            if (not any(caps) or len(lowered) != len(text)
+                    or all(w[:1].isupper() for w, c in zip(words, caps) if c)):
+                return True
     return False
+
+
+def caps_of(title):
+    """For each word of a title (without a trailing parenthesised qualifier), whether it is
+    capitalised; nothing for a file name (named in any case)."""
+    import re
+
+    title = title.strip()
+    if re.search(r"\.(?:md|txt|rst|html?|pdf|docx?|json)$", title, re.I):
+        return ()
+    bare = re.sub(r"\s*\([^()]*\)\s*$", "", title)
+    return tuple(w[:1].isupper() for w in bare.replace("_", " ").split())
+
+
+def named(text, title):
+    """Whether ``text`` names ``title`` as a name (the default's ``cased``)."""
+    from mempursuit_core.links import title_phrase
+
+    return names(text, title_phrase(title), caps_of(title))
 
 
 def titled_scores(text, titles):
     """1 for each memory whose title the question names, else 0."""
-    from mempursuit_core.links import title_phrase
-
-    return [1.0 if names(text, title_phrase(t)) else 0.0 for t in titles]
+    return [1.0 if named(text, t) else 0.0 for t in titles]
 
 
-def bridge_order(score, titles, texts, k, bridge=8.0):
+def bridge_order(score, titles, texts, k, bridge=8.0, question=None):
     """The greedy picks with every memory its own session: after each pick, the memories not
     yet picked whose title its text names (not titled as the pick, nor by a part of its title)
     gain ``bridge / sqrt(n)``, n their distinct titles; those whose text names the pick's title
-    (another title) gain half as much over their own n. Then the rest by score."""
+    (another title) gain half as much over their own n. When the ``question`` names two or more
+    of the pool's titles, the gains wait until each of those titles has a pick (or twice as many
+    picks are made), then all come at once. Then the rest by score."""
     from mempursuit_core.links import title_phrase
 
     phrases = [title_phrase(t) for t in titles]
+    caps = [caps_of(t) for t in titles]
+    groups = {}
+    if question is not None:
+        for j, t in enumerate(titles):
+            if phrases[j] and named(question, t):
+                groups.setdefault(phrases[j], set()).add(j)
+    groups = {p: g for p, g in groups.items()  # not a title named only inside a longer one
+              if not any(p != o and names(o, p) for o in groups)}
+    pending = list(groups.values()) if len(groups) >= 2 else []
+    patience = 2 * len(pending)
+    held = []
     live = list(score)
     order = []
     for _ in range(min(k, len(score))):
@@ -163,26 +197,39 @@ def bridge_order(score, titles, texts, k, bridge=8.0):
         order.append(best)
         own = phrases[best]
         ahead = [j for j in range(len(live)) if j not in order and phrases[j]
-                 and names(texts[best], phrases[j]) and not names(own, phrases[j])]
+                 and names(texts[best], phrases[j], caps[j]) and not names(own, phrases[j])]
         back = [j for j in range(len(live)) if j not in order and own and phrases[j] != own
-                and names(texts[j], own)]
+                and names(texts[j], own, caps[best])]
         for found, gain in ((ahead, bridge), (back, bridge / 2)):
             n = len({phrases[j] for j in found})
-            for j in found:
-                live[j] += gain / math.sqrt(n)
+            held += [(j, gain / math.sqrt(n)) for j in found]
+        if pending:
+            pending = [g for g in pending if best not in g]
+            patience -= 1
+            if pending and patience > 0:
+                continue
+            pending = []
+        for j, gain in held:
+            if j not in order:
+                live[j] += gain
+        held = []
     rest = sorted((i for i in range(len(score)) if i not in order), key=lambda i: (-score[i], i))
     return order + rest
 
 
-def followed_titles(texts, store_titles, exclude, limit):
+def followed_titles(texts, store_titles, exclude, limit, pool_texts=(), hub=5):
     """The second read's titles: the store's titles each text names (longer phrases first),
-    taken one text at a time in turn, without those in ``exclude``."""
+    taken one text at a time in turn, without those in ``exclude`` and those that ``hub`` or
+    more of ``pool_texts`` name (in any case)."""
     from mempursuit_core.links import title_phrase
+
+    def hub_title(t):
+        return sum(names(x, title_phrase(t)) for x in pool_texts) >= hub
 
     queues = []
     for text in texts:
         found = [t for t in dict.fromkeys(store_titles)
-                 if names(text, title_phrase(t)) and t not in exclude]
+                 if named(text, t) and t not in exclude and not hub_title(t)]
         queues.append(sorted(found, key=lambda t: -len(title_phrase(t))))
     out = []
     for turn in range(max((len(q) for q in queues), default=0)):

@@ -108,7 +108,7 @@ def test_the_option_check_catches_each_departure():
 
 
 def test_read_options_build_and_bad_ones_name_the_adapter():
-    o = ReadOptions.build("Adapter", pool=50, strict=True, lam=0.3)
+    o = ReadOptions.build("Adapter", pool=50, strict=True, policy="mmr", lam=0.3)
     assert (o.pool, o.strict, o.policy_options) == (50, True, {"lam": 0.3})
     with pytest.raises(ValueError, match=r"^Adapter: pool must be >= 1"):
         ReadOptions.build("Adapter", pool=0)

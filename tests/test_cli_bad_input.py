@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -263,49 +264,69 @@ def test_embedder_overflow_is_its_own_line_without_a_numpy_warning(tmp_path):
 
 
 def test_ctrl_c_stops_at_once_and_keeps_what_was_embedded(tmp_path):
-    """SIGINT while 200 slow requests are queued: the run ends with one line and status 130
-    without waiting for the queue, the answered batches are in the cache, and the same command
-    then asks the server only for the texts still missing."""
+    """SIGINT while the rest of 200 requests are queued: the run ends with one line and status
+    130 without waiting for the queue, the answered batches are in the cache, and the same
+    command then asks the server only for the texts still missing.
 
-    def slow(text):
-        time.sleep(0.5)
+    Deterministic: the server answers the first two memories and holds every later one until
+    the test lets it go, so the interrupt always lands mid-run with exactly two batches kept."""
+    n, free = 200, 2
+    gate = threading.Event()  # set only after the run has ended
+    answered: list[str] = []
+    held = threading.Semaphore(0)  # one release per memory request the server holds
+
+    def gated(text):
+        if text.startswith("memory number"):
+            with lock:
+                first_ones = len(answered) < free
+                if first_ones:
+                    answered.append(text)
+            if not first_ones:
+                held.release()
+                gate.wait()
         return hash_vector(text)
 
-    n = 200
+    lock = threading.Lock()
     data = _custom(tmp_path, n)
-    server = Server(vectors=slow)
+    server = Server(vectors=gated)
+    proc = None
     try:
         argv = _remote(tmp_path, server, data, "--embedder-batch", "1",
                        "--embedder-concurrency", "2")
         proc = subprocess.Popen([sys.executable, "-m", "mempursuit_core", *map(str, argv)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 cwd=ROOT, env=ENV)
+        # both workers now wait on the server: the two answered batches are all there will be
+        for _ in range(2):  # hang guards, not timings
+            assert held.acquire(timeout=300), "the run never asked for a third memory"
         shards = tmp_path / "cache"
-        deadline = time.monotonic() + 120
-        while len(list(shards.rglob("*.npz"))) < 2 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 300
+        while len(list(shards.rglob("*.npz"))) < free and time.monotonic() < deadline:
             assert proc.poll() is None, proc.communicate()
-            time.sleep(0.2)
+            time.sleep(0.1)
+        assert len(list(shards.rglob("*.npz"))) >= free
         proc.send_signal(signal.SIGINT)
-        try:  # a hang guard, not a timing: the queue alone would take about a minute
-            out, err = proc.communicate(timeout=30)
+        try:  # the held requests never finish: only an exit that does not wait for them ends it
+            out, err = proc.communicate(timeout=300)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            pytest.fail("the run did not stop within 30 s of Ctrl-C")
+            pytest.fail("the run did not stop after Ctrl-C (it waits for requests in flight)")
         assert proc.returncode == 130, err
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err
         assert not (tmp_path / "run").exists() and not list(tmp_path.glob(".run.part-*"))
         first = len(server.texts())
         assert first < n
-        kept = len(list(shards.rglob("*.npz")))
-        assert kept >= 2
 
-        server.vectors = hash_vector  # the same command again, now fast: only what is missing
+        gate.set()  # the same command again, now served at once: only what is missing
         res = _cli(*argv)
         assert res.returncode == 0, res.stderr
         asked = server.texts()[first:]
         texts = {f"memory number {i}" for i in range(n)}
-        assert set(asked) <= texts | {"which memory?"}
-        assert len(set(asked) & texts) <= n - kept
+        assert set(asked) <= texts | {"which memory?", "dimension probe"}
+        assert set(asked) & texts == texts - set(answered) and len(answered) == free
     finally:
+        gate.set()
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.communicate()
         server.close()

@@ -69,3 +69,26 @@ def test_no_path_of_another_machine_and_no_placeholder(doc):
     if doc != "CONTRIBUTING.md":  # a contributor's set-up may have the benchmark folder beside
         assert "../shared/data/" not in text, doc
     assert not re.findall(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$", text, re.M), doc  # a stray placeholder
+
+
+@pytest.mark.parametrize("page, example, variables", [
+    ("haystack", "haystack_quickstart", ["HAYSTACK_TELEMETRY_ENABLED"]),
+    ("crewai", "crewai_quickstart", ["CREWAI_DISABLE_TELEMETRY", "CREWAI_TRACING_ENABLED"]),
+])
+def test_telemetry_and_tracing_are_off_in_the_page_and_its_example(page, example, variables):
+    """Issue 64: a framework's own telemetry (Haystack) and tracing (CrewAI: a 5 s timeout per
+    save without it) are turned off by the page's commands and by the example that runs it."""
+    code = (ROOT / "examples" / f"{example}.py").read_text()
+    for name in variables:
+        assert name in DOCS[f"docs/adapters/{page}.md"], (page, name)
+        assert f'os.environ.setdefault("{name}"' in code, (example, name)
+
+
+def test_the_readme_opens_with_what_it_is_its_set_up_and_a_three_line_result():
+    """Issue 64: what it is, then the set-up commands and what the first one prints (three
+    lines: the summary's heading and verdict), then the tables."""
+    setup, table = README.index("## Set-up: three commands"), README.index("<!-- results table")
+    assert README.index("\n## ") + 1 == setup < table  # the first section, before the tables
+    shown = README[setup:table].split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    assert len(shown) == 3 and shown[0] == "# mempursuit eval: locomo (dialogue.json)"
+    assert shown[2].startswith("**centered-fusion (the default) vs native at K=10, locomo")

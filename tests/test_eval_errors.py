@@ -179,6 +179,8 @@ def test_beam_bad_record_is_one_line(case, tmp_path, capsys, guard):
      ["policy 'mempursuit:lam=0.5'", "no option 'lam'", "ridge", "tau", "patience"]),
     (["--policy-opt", "mmr.foo=1", "--policies", "mmr"], ["policy 'mmr'", "'foo'", "lam"]),
     (["--policies", "native:x=1"], ["policy 'native:x=1'", "takes no options"]),
+    (["--policies", "centered-fusion:brige=3"],
+     ["policy 'centered-fusion:brige=3'", "no option 'brige' (did you mean 'bridge'?)"]),
 ])
 def test_unknown_policy_option_fails_before_the_data(argv, needles, tmp_path, capsys, guard):
     missing = tmp_path / "not-there.json"  # the policy error must come first

@@ -66,6 +66,9 @@ def test_longmemevals_metrics_on_one_question():
 
 
 def _figures(monkeypatch, summary, tmp_path):
+    """The figures ``plot_report`` draws, in order, made from matplotlib's defaults whatever an
+    earlier test left (open figures, rcParams), and closed as ``plot_report`` closes them (a
+    closed figure draws on a canvas of its own), so that no state outlives the test."""
     pytest.importorskip("matplotlib")
     import matplotlib
 
@@ -74,9 +77,17 @@ def _figures(monkeypatch, summary, tmp_path):
 
     from mempursuit_eval.report import plot_report
 
-    figs = []
-    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
-    plot_report(summary, tmp_path)
+    figs, close = [], plt.close
+
+    def keep(fig=None):
+        figs.append(fig)
+        close(fig)
+
+    plt.close("all")
+    monkeypatch.setattr(plt, "close", keep)
+    with plt.style.context("default"):  # matplotlib's defaults, not what a test set
+        plot_report(summary, tmp_path)
+    assert not plt.get_fignums(), "plot_report left a figure open"
     return figs
 
 
@@ -84,8 +95,11 @@ def test_category_gains_title_fits_and_a_chart_of_zeros_says_so(tmp_path, monkey
     _, summary = _run(tmp_path, (4,))  # K = the pool: every difference is zero
     fig = _figures(monkeypatch, summary, tmp_path)[-1]
     ax = fig.axes[0]
-    fig.canvas.draw()
-    box = ax.title.get_window_extent(fig.canvas.get_renderer())
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # its own canvas: the figure is closed, pyplot holds nothing
+    canvas.draw()
+    box = ax.title.get_window_extent(canvas.get_renderer())
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width, "title cut at the figure's edge"
     assert "complete coverage" in ax.get_title()
     assert any("no difference from native" in t.get_text() for t in ax.texts)

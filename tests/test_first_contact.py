@@ -68,6 +68,28 @@ def test_misspelt_selectors_and_frameworks_get_the_closest_name(tmp_path):
     message = str(info.value)
     assert "did you mean 'graphiti'?" in message
     assert "mem0+config" not in message  # internal (--mem0-config), not a framework to pick
+    with pytest.raises(UnknownNameError) as info:  # a product, by the name it is known by
+        run_eval(dataset="locomo", data=str(_locomo(tmp_path)), framework="zep",
+                 embedder=HashEmbedder(), no_cache=True, progress=False)
+    assert "unknown framework 'zep' (did you mean 'graphiti'? Graphiti is" in str(info.value)
+
+
+def test_a_missing_data_file_names_the_nearest_one_beside_it(tmp_path, capsys):
+    data = _locomo(tmp_path)
+    rc, _, err = _cli(capsys, *_eval_args(tmp_path, tmp_path / "locomo_10.json"))
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert f"does not exist (did you mean {str(data)!r}?)" in err
+    rc, _, err = _cli(capsys, *_eval_args(tmp_path, tmp_path / "nowhere" / "locomo10.json"))
+    assert rc == 2 and f"(nor does its folder {tmp_path / 'nowhere'})" in err, err
+
+
+def test_the_help_shows_the_demo_and_where_the_docs_are(capsys):
+    rc, out, _ = _cli(capsys, "--help")
+    assert rc == 0
+    demo = "mempursuit eval --dataset locomo --data tests/fixtures/dialogue.json --out runs/demo"
+    assert demo in out and "docs: README.md and docs/" in out
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert demo in readme  # the README's first command, word for word
 
 
 def test_your_own_file_as_a_benchmark_names_dataset_custom(tmp_path, capsys):
@@ -124,9 +146,12 @@ def test_a_qa_run_without_one_answer_fails(tmp_path, capsys):
         tmp_path, fixture, "--units", "summaries", "--limit", "2", "--out", tmp_path / "run",
         "--answerer-url", f"http://127.0.0.1:{port}/v1", "--model", "tiny", "--no-judge",
         "--qa-retries", "0", "--qa-timeout", "2"))
-    assert rc == 1, err
+    assert rc == 1, err  # not 2: not bad input, a run that measured nothing (results written)
     assert "no QA answer at all" in err.splitlines()[-1] and "--answerer-url" in err
     assert (tmp_path / "run" / "summary.md").exists()
+    reliability = " ".join((Path(__file__).resolve().parents[1] / "docs" / "reliability.md")
+                           .read_text().split())
+    assert "answerer never answered" in reliability and "the exit status is 1" in reliability
 
 
 def test_mem0_wrap_without_mem0_names_the_extra(monkeypatch):
@@ -169,3 +194,7 @@ def test_the_adapters_listing_says_how_to_swap_each_one_in(capsys):
     rc, text, _ = _cli(capsys, "adapters")
     assert "swap: graphiti = MemPursuitGraphiti(graphiti)" in text
     assert "docs: docs/adapters/graphiti.md" in text
+    # LightMem is installed as its page says: its extra, then LightMem without its pins
+    page = (root / "docs" / "adapters" / "lightmem.md").read_text()
+    line = "pip install --no-deps git+https://github.com/zjunlp/LightMem.git"
+    assert line in page and line in listed["lightmem"]["install"]

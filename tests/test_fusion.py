@@ -147,8 +147,9 @@ NAMES = ("Marlow Bay", "Edda Kranz", "Velden", "Pale Road (film)", "Juri Sandt",
 
 
 def titled_store(seed: int):
-    """A store of titled passages (each naming a few others), a pool of some of them, and a
-    question that names one title."""
+    """A store of titled passages (each naming a few others, now and then in lower case: not as
+    a name), a pool of some of them, and a question that names one title (two, for odd
+    seeds)."""
     rng = np.random.default_rng(seed)
     n, d = len(NAMES), 8
     V = rng.standard_normal((n, d)) + 0.8 * rng.standard_normal(d)
@@ -157,11 +158,18 @@ def titled_store(seed: int):
         others = rng.choice([t for t in NAMES if t != title], int(rng.integers(0, 3)),
                             replace=False)
         bare = title.split(" (")[0]
-        texts.append(f"{bare} " + " ".join(f"met {o.split(' (')[0]}" for o in others)
+        said = [o.split(' (')[0] for o in others]
+        said = [o.lower() if rng.random() < 0.25 else o for o in said]
+        texts.append(f"{bare} " + " ".join(f"met {o}" for o in said)
                      + " " + " ".join(rng.choice(WORDS, 3)))
     q = rng.standard_normal(d)
     pool = sorted(rng.choice(n, int(rng.integers(4, 9)), replace=False).tolist())
-    text = f"Where did the friend of {NAMES[int(rng.choice(pool))].split(' (')[0]} live?"
+    if seed % 2:
+        a, b = rng.choice(pool, 2, replace=False)
+        text = (f"Did the friends of {NAMES[int(a)].split(' (')[0]} and "
+                f"{NAMES[int(b)].split(' (')[0]} live in one city?")
+    else:
+        text = f"Where did the friend of {NAMES[int(rng.choice(pool))].split(' (')[0]} live?"
     return q, V, texts, pool, text
 
 
@@ -189,11 +197,12 @@ def test_titles_bridge_and_the_second_read_match_the_plain_reference(seed):
         # the reference: fused score (+ titled), bridge greedy, then the second read
         score = ref.fused_score(q, V[pool], signals)
         score = [s + t for s, t in zip(score, ref.titled_scores(text, titles))]
-        first = ref.bridge_order(score, titles, ptexts, max(k, 3) if follow else k)
+        first = ref.bridge_order(score, titles, ptexts, max(k, 3) if follow else k,
+                                 question=text)
         rows, rtitles, rtexts = list(pool), list(titles), list(ptexts)
         if follow:
             more = ref.followed_titles([ptexts[i] for i in first[:3]] + [text], NAMES,
-                                       set(titles), follow)
+                                       set(titles), follow, pool_texts=ptexts)
             rows += [NAMES.index(t) for t in more]
             rtitles += more
             rtexts += [texts[NAMES.index(t)] for t in more]
@@ -202,5 +211,5 @@ def test_titles_bridge_and_the_second_read_match_the_plain_reference(seed):
             score = ref.fused_score(q, V[rows], big)
             score = [s + t for s, t in zip(score, ref.titled_scores(text, rtitles))]
             assert (got.extra.items if got.extra is not None else []) == more
-        want = ref.bridge_order(score, rtitles, rtexts, k)[:k]
+        want = ref.bridge_order(score, rtitles, rtexts, k, question=text)[:k]
         assert got.order.tolist() == want, (seed, follow)

@@ -70,3 +70,36 @@ def test_async_rerank():
         return _pool(c)
 
     assert asyncio.run(ours.arerank(items, build)) == ours.rerank(items, _pool)
+
+
+def test_a_blank_query_is_the_items_as_given_with_one_warning(caplog):
+    """Issue 64: an empty or blank query has nothing to choose by: the first K as retrieved
+    (strict or not), one warning naming the adapter and the fix; ``policy="native"`` and a
+    query not given say nothing."""
+    import asyncio
+
+    items = [f"doc {i}" for i in range(6)]
+
+    async def build(c):
+        return 1 / 0
+
+    for strict in (False, True):
+        ours = Reranker(ReadOptions.build("T", k=3, strict=strict), framework="F",
+                        where="MyRanker")
+        for blank in ("", " \n\t"):
+            for read in (lambda: ours.rerank(items, lambda c: 1 / 0, query=blank),
+                         lambda: asyncio.run(ours.arerank(items, build, query=blank))):
+                caplog.clear()
+                with caplog.at_level(logging.WARNING, logger="mempursuit"):
+                    assert read() == items[:3]
+                (record,) = caplog.records
+                assert record.getMessage().startswith("mempursuit: MyRanker: the query is "
+                                                      + ("empty" if not blank else "blank"))
+                assert record.getMessage().endswith("pass the question's text")
+    caplog.clear()
+    native = Reranker(ReadOptions.build("T", k=2, policy="native"), framework="F")
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        assert native.rerank(items, lambda c: 1 / 0, query="") == items[:2]
+        assert len(Reranker(ReadOptions.build("T", k=2), framework="F").rerank(
+            items, _pool, query="a question")) == 2
+    assert not caplog.records

@@ -126,7 +126,8 @@ class MemPursuitReranker(AgnoReranker):
             raise TypeError("MemPursuitReranker: embedder= takes an Agno embedder "
                             f"(get_embedding), got {type(embedder).__name__}")
         opts = ReadOptions.build("MemPursuitReranker", k=k, pool=pool, policy=policy,
-                                 policy_options=policy_options, strict=strict, **options)
+                                 policy_options=policy_options, strict=strict, own=self.__init__,
+                                 **options)
         super().__init__(candidate_multiplier=opts.pool, max_candidates=opts.pool)
         self._options = opts
         self._selector = opts.selector()  # a bad policy name or option fails here
@@ -192,7 +193,7 @@ class MemPursuitReranker(AgnoReranker):
                                       else max(len(documents), 1))
         try:
             return self._reranker(max(budget, 1)).rerank(
-                documents, lambda docs: self.candidate_pool(query, docs))
+                documents, lambda docs: self.candidate_pool(query, docs), query=query)
         except ValueError:
             raise
         except Exception as exc:  # strict=True only: otherwise the read fell back

@@ -32,7 +32,7 @@ from autogen_core.memory import MemoryContent, MemoryMimeType, MemoryQueryResult
 from autogen_ext.memory.chromadb import ChromaDBVectorMemory, ChromaDBVectorMemoryConfig
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                     ScopedTitleIndexes, TitleLookup, aread_or_native,
+                                     ScopedTitleIndexes, TitleLookup, aread_or_native, blank_query,
                                      get_embedder, metadata_signals, native_scores, plain_match,
                                      pool_signals, ReadTrace, TraceSlot)
 
@@ -117,7 +117,7 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
                  metadata_keys: Optional[Mapping[str, str]] = None, **options: Any):
         self._read_options = ReadOptions.build("MemPursuitChromaDBVectorMemory", k=k, pool=pool,
                                                policy=policy, policy_options=policy_options,
-                                               strict=strict, **options)
+                                               strict=strict, own=self.__init__, **options)
         self._selector = self._read_options.selector()  # a bad policy name fails here
         self._metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                    else metadata_keys)
@@ -257,7 +257,8 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
             return self._native_query(query, cancellation_token, size, **kwargs)
 
         async def ours():
-            if self._read_options.is_native:
+            if self._read_options.is_native or blank_query(
+                    getattr(query, "content", query), "MemPursuitChromaDBVectorMemory"):
                 return await native()
             pool = await self.candidate_pool(query, self._read_options.pool_size(budget),
                                              cancellation_token, **kwargs)

@@ -38,8 +38,8 @@ from cognee.modules.retrieval.register_retriever import use_retriever
 from cognee.modules.search.types import SearchType
 
 from mempursuit_core.adapter import (ReadOptions, ReadTrace, StoredPool, TraceSlot,
-                                     aread_or_native, note_vectors, pool_signals, recording,
-                                     stored_pool)
+                                     aread_or_native, blank_query, note_vectors, pool_signals,
+                                     recording, stored_pool)
 
 __all__ = ["CHUNK_SIGNALS", "ChunkPool", "CogneeReadError", "MemPursuitChunksRetriever",
            "use_mempursuit"]
@@ -154,7 +154,8 @@ class MemPursuitChunksRetriever(ChunksRetriever):
         if self.top_k is None:  # cognee reads the whole collection: there is no K to choose
             return await super().get_retrieved_objects(query)
         budget = self.options.budget(self.top_k)
-        if self.native or not (query or "").strip() or budget <= 0:
+        if (self.native or budget <= 0 or query is None
+                or blank_query(query, "MemPursuitChunksRetriever", log=logger)):
             return await self._native(query, budget)
 
         async def ours() -> list[Any]:

@@ -50,8 +50,8 @@ from pydantic import PrivateAttr
 
 from mempursuit_core.adapter import (CandidatePool, DEFAULT_METADATA_KEYS, Fetched, ReadOptions,
                                      ReadTrace, ScopedTitleIndexes, TitleLookup, TraceSlot,
-                                     metadata_signals, native_scores, pool_signals,
-                                     read_or_native, recording)
+                                     blank_query, did_you_mean, metadata_signals, native_scores,
+                                     pool_signals, read_or_native, recording)
 
 __all__ = ["CrewAIReadError", "DEFAULT_METADATA_KEYS", "MemPursuitMemory", "PolicyStorage"]
 
@@ -352,9 +352,10 @@ class MemPursuitMemory(Memory):
                  budget_tokens: Optional[int] = None, **fields: Any):
         unknown = sorted(set(fields) - set(Memory.model_fields))
         if unknown:
+            near = did_you_mean(unknown[0], [*_OURS, *Memory.model_fields])
             raise TypeError(f"MemPursuitMemory: {unknown[0]}= is neither a read option "
-                            f"({', '.join(_OURS)}) nor a field of CrewAI's Memory: check its "
-                            "spelling")
+                            f"({', '.join(_OURS)}) nor a field of CrewAI's Memory{near}: check "
+                            "its spelling")
         if metadata_keys is not None and not isinstance(metadata_keys, Mapping):
             raise TypeError("MemPursuitMemory: metadata_keys takes {signal: metadata key}, got "
                             f"{type(metadata_keys).__name__}")
@@ -408,7 +409,7 @@ class MemPursuitMemory(Memory):
         ``max(P, K)``; CrewAI's composite score then orders them. With ``policy="native"``
         CrewAI's own recall, untouched."""
         storage = self._storage
-        if not isinstance(storage, PolicyStorage):
+        if not isinstance(storage, PolicyStorage) or blank_query(query, "MemPursuitMemory"):
             with recording(self._trace, _record_id, _records) as record:
                 results = super().recall(query, *args, **kwargs)
                 record.done(results)

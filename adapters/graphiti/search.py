@@ -47,7 +47,8 @@ from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embe
 
 from mempursuit_core.adapter import (Fetched, ReadOptions, ReadTrace, ScopedTitleIndexes,
                                      StoredPool, TitleLookup, TraceSlot, aread_or_native,
-                                     note_final, note_pool, pool_signals, recording, stored_pool)
+                                     blank_query, note_final, note_pool, pool_signals, recording,
+                                     stored_pool)
 
 __all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
            "POOL_RERANKERS"]
@@ -146,7 +147,8 @@ class MemPursuitGraphiti:
                             f"{type(graphiti).__name__}")
         self.graphiti = graphiti
         self.options = ReadOptions.build("MemPursuitGraphiti", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **extra)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **extra)
         self.selector = self.options.selector()
         self.entity_titles = bool(entity_titles)
         self._titles: ScopedTitleIndexes | None = None
@@ -217,8 +219,8 @@ class MemPursuitGraphiti:
             return await self.graphiti.search_(query, config.model_copy(update={"limit": budget}),
                                                query_vector=query_vector, **call)
 
-        if self.native or not query.strip() or (config.edge_config is None
-                                                and config.node_config is None):
+        if self.native or blank_query(query, "MemPursuitGraphiti", log=logger) or (
+                config.edge_config is None and config.node_config is None):
             return await native()
         async def ours() -> SearchResults:
             qvec = query_vector if query_vector is not None else await self._embed(query)

@@ -168,7 +168,8 @@ class MemPursuitRanker:
             raise TypeError("MemPursuitRanker: document_store= takes a Haystack document store "
                             f"(filter_documents), got {type(document_store).__name__}")
         self._options = ReadOptions.build("MemPursuitRanker", k=k, pool=pool, policy=policy,
-                                          policy_options=policy_options, strict=strict, **options)
+                                          policy_options=policy_options, strict=strict,
+                                          own=self.__init__, **options)
         self.top_k = top_k
         self.k, self.pool = self._options.k, self._options.pool
         self.policy, self.strict = self._options.policy, self._options.strict
@@ -430,4 +431,4 @@ class MemPursuitRanker:
         reranker = self._reranker(max(budget, 1))
         return {"documents": reranker.rerank(
             documents, lambda docs: self.candidate_pool(query, docs, query_embedding, filters),
-            strict=self.strict)}
+            strict=self.strict, query=query)}

@@ -61,11 +61,11 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                    ReadTrace, Reranker, TitleIndex, TitleLookup, VectorResolver,
-                                    TraceSlot, aread_or_native, metadata_signals, pool_signals,
-                                    read_or_native, register_vector_reader, warn_short_budget,
-                                    write_version)
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_METADATA_KEYS, Fetched, ReadOptions,
+                                     ReadTrace, Reranker, TitleIndex, TitleLookup, TraceSlot,
+                                     VectorResolver, aread_or_native, blank_query,
+                                     metadata_signals, pool_signals, read_or_native,
+                                     register_vector_reader, warn_short_budget, write_version)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 
@@ -330,7 +330,8 @@ class _ReadFields(BaseModel):
 
     def _setup(self, where: str, k, pool, policy, policy_options, strict, options) -> dict:
         built = ReadOptions.build(where, k=k, pool=pool, policy=policy,
-                                  policy_options=policy_options, strict=strict, **options)
+                                  policy_options=policy_options, strict=strict, own=self.__init__,
+                                  **options)
         return {"k": built.k, "pool": built.pool, "policy": built.policy,
                 "policy_options": dict(built.policy_options), "strict": built.strict}, built
 
@@ -423,14 +424,14 @@ class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
                            callbacks: Any = None) -> Sequence[Document]:
         return self._reranker.rerank(
             documents, lambda docs: self._pool_builder.candidate_pool(docs, query, self.filter),
-            strict=self.strict)
+            strict=self.strict, query=query)
 
     async def acompress_documents(self, documents: Sequence[Document], query: str,
                                   callbacks: Any = None) -> Sequence[Document]:
         async def build(docs):
             return await self._pool_builder.acandidate_pool(docs, query, self.filter)
 
-        return await self._reranker.arerank(documents, build, strict=self.strict)
+        return await self._reranker.arerank(documents, build, strict=self.strict, query=query)
 
 
 class MemPursuitRetriever(_ReadFields, BaseRetriever):
@@ -530,6 +531,8 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         if self.is_native and self._options.budget_tokens is None:
             return read_or_native(native, native, strict=self.strict, framework="LangChain",
                                   **self._traced())
+        if blank_query(query, "MemPursuitRetriever"):
+            return native()
         return read_or_native(lambda: self._select(self.candidate_pool(query, **kwargs), k),
                               native, strict=self.strict, framework="LangChain", **self._traced())
 
@@ -537,6 +540,9 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
                                        run_manager: AsyncCallbackManagerForRetrieverRun,
                                        **kwargs: Any) -> List[Document]:
         k, _, search = self._call(kwargs)
+        if not (self.is_native and self._options.budget_tokens is None) and blank_query(
+                query, "MemPursuitRetriever"):
+            return await self.vectorstore.asimilarity_search(query, k=k, **search)
 
         async def ours():
             if self.is_native and self._options.budget_tokens is None:

@@ -51,8 +51,9 @@ from langgraph.store.base import (BaseStore, GetOp, Op, PutOp, Result, SearchIte
 
 from mempursuit_core.adapter import (Fetched, ReadOptions, ReadTrace, ScopedTitleIndexes,
                                      StoredPool, TITLE_KEYS, TitleLookup, TraceSlot,
-                                     aread_or_native, document_title, note_write, plain_match,
-                                     pool_signals, read_or_native, recording, stored_pool)
+                                     aread_or_native, blank_query, document_title, note_write,
+                                     plain_match, pool_signals, read_or_native, recording,
+                                     stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
@@ -255,7 +256,8 @@ class MemPursuitStore(BaseStore):
                             f"{type(store).__name__}")
         self.store = store
         self.options = ReadOptions.build("MemPursuitStore", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **extra)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **extra)
         self.selector = self.options.selector()
         self._trace = TraceSlot()
         fields = dict(SIGNAL_FIELDS)
@@ -300,7 +302,7 @@ class MemPursuitStore(BaseStore):
             setattr(self.store, name, value)
 
     def _reorders(self, op: Op) -> bool:
-        return (isinstance(op, SearchOp) and bool(op.query) and op.limit > 0
+        return (isinstance(op, SearchOp) and bool(op.query and op.query.strip()) and op.limit > 0
                 and not self.options.is_native
                 and getattr(self.store, "embeddings", None) is not None)
 
@@ -309,9 +311,14 @@ class MemPursuitStore(BaseStore):
     # through its batching queue on the event loop).
 
     def _unchanged(self, query: str | None, limit: int) -> bool:
-        """True when a search is the store's own call (no query, or no policy and no ``k``)."""
-        if not query:
+        """True when a search is the store's own call (no query, or no policy and no ``k``);
+        an empty or blank query string is said in one warning."""
+        if query is None:
             return True
+        if not query.strip():  # nothing to choose by: the store's own search (``k`` applies)
+            if not self.options.is_native:
+                blank_query(query, "MemPursuitStore")
+            return self.options.k is None
         return self.options.k is None and not self._reorders(SearchOp((), None, limit, 0, query))
 
     def get(self, *args: Any, **kwargs: Any) -> Any:

@@ -51,8 +51,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, ReadTrace,
-                                    Selection, Selector, TraceSlot, check_int, pool_signals,
-                                    qdrant_search_params, read_or_native)
+                                     Selection, Selector, TraceSlot, blank_query, check_int,
+                                     pool_signals, qdrant_search_params, read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -370,7 +370,8 @@ class MemPursuitLightMemory:
                             f"{type(memory).__name__}")
         self.memory = memory
         self.options = ReadOptions.build("MemPursuitLightMemory", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **options)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **options)
         self.selector = self.options.selector()
         self._trace = TraceSlot()
         self._warn_if_store_unprotected()
@@ -492,7 +493,7 @@ class MemPursuitLightMemory:
 
         return self._read(
             lambda: self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged),
-            native, reasons.append, items=lambda got: got.entries)
+            native, reasons.append, items=lambda got: got.entries, query=query)
 
     def retrieve(
         self,
@@ -546,7 +547,7 @@ class MemPursuitLightMemory:
                               boundmem_drop_untagged=boundmem_drop_untagged)
             return list(self.memory.retrieve(query, limit, filters, **kwargs))
 
-        return self._read(ours, native, items=list if return_full else None)
+        return self._read(ours, native, items=list if return_full else None, query=query)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -579,10 +580,15 @@ class MemPursuitLightMemory:
         return LightMemSelection(entries=chosen.items, pool=pool, selection=chosen.selection,
                                  info={"candidates": idx})
 
-    def _read(self, ours, native, on_fallback=None, items=None):
-        """``ours()``, or LightMem's own result with one warning (:func:`read_or_native`);
-        ``items(result)``: the hit dicts a result holds (the trace's final order; None: the
-        policy's choice, and nothing after a fallback to strings)."""
+    def _read(self, ours, native, on_fallback=None, items=None, *, query=None):
+        """``ours()``, or LightMem's own result with one warning (:func:`read_or_native`), as
+        for an empty or blank ``query`` (:func:`blank_query`); ``items(result)``: the hit dicts a
+        result holds (the trace's final order; None: the policy's choice, and nothing after a
+        fallback to strings)."""
+        if not self.options.is_native and blank_query(query, "MemPursuitLightMemory", log=logger):
+            if on_fallback is not None:
+                on_fallback("the query is empty or blank")
+            return native()
         return read_or_native(ours, native, strict=self.options.strict, framework="LightMem",
                               log=logger, on_fallback=on_fallback, trace=self._trace,
                               ids=lambda hit: hit["id"], result_items=items)

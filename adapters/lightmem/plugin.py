@@ -11,9 +11,10 @@ SPEC = AdapterSpec(
     docs="docs/adapters/lightmem.md",
     summary="LightMem (zjunlp/LightMem): reorders LightMemory.retrieve's top-200 Qdrant pool",
     install_hint=(
-        install_line("lightmem") + " and LightMem itself from its git repository "
-        "(pip install git+https://github.com/zjunlp/LightMem.git; the registry's lightmem 0.0.0 "
-        "is a broken placeholder, and LightMem needs Python < 3.12)"
+        install_line("lightmem") + " sentence-transformers, then LightMem itself from its git "
+        "repository without its pins: pip install --no-deps "
+        "git+https://github.com/zjunlp/LightMem.git (the registry's lightmem 0.0.0 is a broken "
+        "placeholder, and LightMem needs Python < 3.12; docs/adapters/lightmem.md)"
     ),
 )
 

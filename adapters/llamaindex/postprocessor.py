@@ -167,7 +167,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                 index, "_embed_model", None)
             docstore = docstore if docstore is not None else getattr(index, "docstore", None)
         built = ReadOptions.build("MemPursuitPostprocessor", k=k, pool=pool, policy=policy,
-                                  policy_options=policy_options, strict=strict, **options)
+                                  policy_options=policy_options, strict=strict, own=self.__init__,
+                                  **options)
         if vector_store is not None and hasattr(vector_store, "index_struct") and hasattr(
                 vector_store, "vector_store"):
             raise ValueError(f"MemPursuitPostprocessor: vector_store= takes the index's store, "
@@ -358,7 +359,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             self._check_query(candidates, query_bundle)
             return self.candidate_pool(candidates, query_bundle)
 
-        return self._reranker.rerank(nodes, build, strict=self.strict)
+        return self._reranker.rerank(nodes, build, strict=self.strict,
+                                     query=_query_text(query_bundle))
 
     async def _apostprocess_nodes(self, nodes: List[NodeWithScore],
                                   query_bundle: Optional[QueryBundle] = None
@@ -367,7 +369,18 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
             self._check_query(candidates, query_bundle)
             return await self.acandidate_pool(candidates, query_bundle)
 
-        return await self._reranker.arerank(nodes, build, strict=self.strict)
+        return await self._reranker.arerank(nodes, build, strict=self.strict,
+                                            query=_query_text(query_bundle))
+
+
+def _query_text(query_bundle: Optional[QueryBundle]) -> Optional[str]:
+    """The text a blank query is told by: none where the query came as a vector (no text and
+    an embedding given) or with texts of its own to embed."""
+    if query_bundle is None or query_bundle.custom_embedding_strs:
+        return None
+    if not query_bundle.query_str and query_bundle.embedding is not None:
+        return None
+    return query_bundle.query_str
 
 
 def _read_simple(store: Any, ids: list, **_: Any) -> list:

@@ -20,6 +20,8 @@ from typing import Any, Dict, List, Mapping, Optional
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from mempursuit_core.adapter import ReadOptions
+
 from .postprocessor import MemPursuitPostprocessor
 
 __all__ = ["MemPursuitRetriever"]
@@ -72,6 +74,9 @@ class MemPursuitRetriever(BaseRetriever):
                             "index.as_retriever(similarity_top_k=200); got "
                             f"{type(retriever).__name__}")
         self.retriever = retriever
+        if options:  # a misspelt keyword is named here, with the retriever's names
+            ReadOptions.build("MemPursuitRetriever", policy=policy, **options,
+                              own=(self.__init__, MemPursuitPostprocessor.__init__))
         index = getattr(retriever, "_index", None)
         if not (hasattr(index, "index_struct") and hasattr(index, "vector_store")):
             index = None

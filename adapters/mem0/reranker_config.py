@@ -32,6 +32,13 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     strict: bool = Field(default=False, description="Raise instead of falling back to native")
     budget_tokens: Optional[int] = Field(default=None, description="Token budget beside k")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):  # Mem0's settings' one line, with a did-you-mean
+            MemPursuitSettings.check_keys(data, set(cls.model_fields))
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> "MemPursuitRerankerConfig":
         if self.k is not None and self.top_k is not None and self.k != self.top_k:

@@ -37,9 +37,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_FOLLOW_TIMEOUT, CandidatePool, Fetched,
-                                    PoolSignals, ReadTrace, ScopedTitleIndexes, TitleLookup,
-                                    TraceSlot, aread_or_native, plain_match, read_or_native)
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_FOLLOW_TIMEOUT, Fetched, PoolSignals,
+                                     ReadTrace, ScopedTitleIndexes, TitleLookup, TraceSlot,
+                                     aread_or_native, plain_match, read_or_native)
 
 from .ann import full_pool  # ANN indexes: a full pool of P
 from .settings import MemPursuitSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from mempursuit_core.adapter import DEFAULT_POLICY, DEFAULT_POOL, ReadOptions
+from mempursuit_core.adapter import DEFAULT_POLICY, DEFAULT_POOL, ReadOptions, did_you_mean
 
 __all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY"]
 
@@ -47,10 +47,15 @@ class MemPursuitSettings(ReadOptions):
     def from_mapping(cls, values: Mapping[str, Any] | None) -> "MemPursuitSettings":
         """Build from a config dict; unknown keys raise (a typo must not pass silently)."""
         values = dict(values or {})
-        known = {f.name for f in fields(cls)}
+        cls.check_keys(values, {f.name for f in fields(cls)})
+        return cls(**values)
+
+    @staticmethod
+    def check_keys(values: Mapping[str, Any], known: set[str]) -> None:
+        """Raise ``ValueError`` (one line, with a did-you-mean) for a key not in ``known``."""
         unknown = sorted(set(values) - known)
         if unknown:
+            near = "".join(did_you_mean(name, known) for name in unknown)
             raise ValueError(
-                f"unknown mempursuit setting(s) {unknown}; known: {sorted(known)}"
+                f"unknown mempursuit setting(s) {unknown}{near}; known: {sorted(known)}"
             )
-        return cls(**values)

@@ -44,7 +44,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from mempursuit_core.adapter import (CandidatePool, DEFAULT_POOL, ReadOptions, ReadTrace,
-                                     TraceSlot, check_k, pool_signals, read_or_native, recording)
+                                     TraceSlot, blank_query, check_k, pool_signals, read_or_native,
+                                     recording)
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
@@ -727,7 +728,7 @@ class MemoryBankStore:
         return self.read_vector(
             self.embed_query(query), k, policy=policy, pool=pool, strict=strict,
             policy_options=policy_options, budget=budget, window=window,
-            query=self._query_text(query), **options,
+            query=self._query_text(query) if query.strip() else query, **options,
         )
 
     def _read_options(self, given: dict[str, Any], policy_options, extra: dict[str, Any]
@@ -778,7 +779,7 @@ class MemoryBankStore:
             return read_from_seeds(seeds, texts, dates, self.resident(), seed_distances=dist,
                                    policy="native", **common)
 
-        if opts.is_native:
+        if opts.is_native or blank_query(query, "MemoryBankStore", log=logger):
             with recording(self._trace, int, _seeds) as record:
                 got = native()
                 record.done(got)

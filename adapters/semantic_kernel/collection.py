@@ -50,7 +50,8 @@ from semantic_kernel.data.vector import VectorSearchResult
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                      ReadTrace, ScopedTitleIndexes, TitleLookup, TraceSlot,
-                                     aread_or_native, check_int, metadata_signals, pool_signals)
+                                     aread_or_native, blank_query, check_int, metadata_signals,
+                                     pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitCollection", "SemanticKernelReadError"]
 
@@ -158,7 +159,7 @@ class MemPursuitCollection:
                             f"{text_field!r}")
         self._options = ReadOptions.build("MemPursuitCollection", k=k, pool=pool, policy=policy,
                                           policy_options=policy_options, strict=strict,
-                                          **options)
+                                          own=self.__init__, **options)
         self._selector = self._options.selector()  # a bad policy name or option fails here
         self.collection = collection
         self.text_field = text_field or self._default_text_field(collection.definition)
@@ -377,7 +378,8 @@ class MemPursuitCollection:
             return got
 
         async def ours():
-            if self._options.is_native:
+            if self._options.is_native or (
+                    vector is None and blank_query(values, "MemPursuitCollection")):
                 return await native()
             wanted = skip + budget
             pool, total = await self._read(

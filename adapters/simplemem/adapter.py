@@ -48,8 +48,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions,
-                                    ReadTrace, Selection, Selector, TraceSlot, check_int,
-                                    pool_signals, read_or_native)
+                                     ReadTrace, Selection, Selector, TraceSlot, blank_query,
+                                     check_int, pool_signals, read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -333,7 +333,8 @@ class MemPursuitRetriever:
             raise TypeError(f"{type(retriever).__name__} has no retrieve(query) method")
         self.retriever = retriever
         self.options = ReadOptions.build("MemPursuitRetriever", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict, **options)
+                                         policy_options=policy_options, strict=strict,
+                                         own=self.__init__, **options)
         self.k = DEFAULT_K if self.options.k is None else self.options.k
         self.selector = self.options.selector()
         self._trace = TraceSlot()
@@ -446,6 +447,9 @@ class MemPursuitRetriever:
             return SimpleMemSelection(entries=native[:k], pool=state.get("pool"), native=native,
                                       fallback_reason=state["reason"])
 
+        if not self.options.is_native and blank_query(query, "MemPursuitRetriever", log=logger):
+            state["reason"] = "the query is empty or blank"
+            return fallback()
         return read_or_native(ours, fallback, strict=self.options.strict, framework="SimpleMem",
                               log=logger, on_fallback=lambda r: state.update(reason=r),
                               trace=self._trace, ids=lambda e: e.entry_id,

@@ -74,6 +74,7 @@ class CrewAIBackend:
             raise ValueError("the crewai backend's native order is LanceDBStorage's dense "
                              f"search; got native={native!r}")
         os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # before importing crewai
+        os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")  # a save waits out its timeout
         self.batch_size = int(batch_size)
         self.dataset_signals = bool(dataset_signals)
         self.name = "crewai"

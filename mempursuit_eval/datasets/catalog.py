@@ -173,6 +173,22 @@ def _spec(name: str) -> DatasetSpec:
     return spec
 
 
+def near_path(path: Path) -> str:
+    """``" (did you mean 'dir/name'?)"`` for the entry of ``path``'s folder nearest in spelling
+    to its name, ``" (nor does its folder dir)"`` where the folder is missing too, else ``""``."""
+    import difflib
+
+    folder = path.parent
+    if not folder.is_dir():
+        return f" (nor does its folder {folder})"
+    try:
+        names = [entry.name for entry in folder.iterdir()]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    return f" (did you mean {str(folder / close[0])!r}?)" if close else ""
+
+
 def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
                       cache_dir: str | os.PathLike | None = None, download: bool = True) -> Path:
     """Where to read ``dataset`` from.
@@ -193,7 +209,7 @@ def resolve_data_path(dataset: str, data: str | os.PathLike | None = None, *,
     if data is not None:
         p = Path(data).expanduser()
         if not p.exists():
-            raise DatasetNotFoundError(f"{dataset}: {p} does not exist")
+            raise DatasetNotFoundError(f"{dataset}: {p} does not exist{near_path(p)}")
         return p
     if spec.path_only:
         raise ValueError(f"{dataset} is read from the path given (--data PATH); it is never "
