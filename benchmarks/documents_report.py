@@ -336,7 +336,7 @@ def render() -> str:
             "search from the question plus the first three picks, adding the F nearest turns the "
             "pool lacks: session complete coverage " + ", ".join(
                 f"F = {f}: {v:.1f}" for f, v in cov.items()) + ". " + hop_verdict(cov)
-            + " MuSiQue, the other set whose links are not titles, is not among the data here.",
+            + " (MuSiQue, among the data since round 6, has titles: its second read follows them, above.)",
             ""]
     return "\n".join(lines)
 

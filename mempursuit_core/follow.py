@@ -466,15 +466,16 @@ def _not_a_hub(texts: Sequence[Any], most: int) -> Callable[[str], bool]:
     """``keep(title)``: whether fewer than ``most`` of ``texts`` name ``title`` (in any case).
     The texts are joined once; a title whose phrase occurs fewer than ``most`` times in all of
     them at all (most titles) is decided by one count, the rest text by text."""
-    lowered = [nfc(str(t)).lower() for t in texts]
-    joined = "\n".join(lowered)
+    state: dict[str, Any] = {}
 
     def keep(title: str) -> bool:
+        if "joined" not in state:  # one pass over the pool's texts, at the first title judged
+            state["joined"] = nfc("\x00".join(map(str, texts))).lower()
         phrase = title_phrase(title)
-        if not phrase or joined.count(phrase) < most:
+        if not phrase or state["joined"].count(phrase) < most:
             return True
         seen = 0
-        for text in lowered:
+        for text in state["joined"].split("\x00"):
             if _occurs(phrase, text):
                 seen += 1
                 if seen >= most:
