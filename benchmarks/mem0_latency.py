@@ -192,7 +192,7 @@ def main(argv=None) -> int:
                     t = time.perf_counter()
                     memory.search(q, filters={"user_id": u})
                     parts["total"].append(time.perf_counter() - t)
-                    tr = binding.last_trace
+                    tr = binding.last_search
                     if tr.fallback:
                         raise RuntimeError(f"{store}/{policy}: fell back: {tr.fallback}")
                     for key in ("pool", "embed", "fetch", "select"):

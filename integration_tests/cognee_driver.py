@@ -129,6 +129,7 @@ async def main() -> dict:
             .get_retrieved_objects(q)
         ours_r = MemPursuitChunksRetriever(top_k=K)
         ours = await ours_r.get_retrieved_objects(q)
+        trace = ours_r.last_trace
         pool = await ours_r.chunk_pool(q)
         search = await vec.search("DocumentChunk_text", q, limit=200, include_payload=True)
         rows = pool.candidates.vectors
@@ -143,6 +144,8 @@ async def main() -> dict:
             "stored_gap": gap, "signals": sorted(pool.candidates.signals.keys()),
             "session_ids_distinct": len(set(pool.candidates.signals["session_ids"])),
             "payload_keys": sorted(ours[0].payload) if ours else [],
+            "trace": {"final": list(trace.final), "native": list(trace.native),
+                      "vectors": dict(trace.vectors), "fallback": trace.fallback},
         })
     report["queries"] = per_query
 
@@ -194,7 +197,9 @@ async def main() -> dict:
     warned.messages.clear()
     fell_back = await on(Engine(vec, short_vectors)).get_retrieved_objects(q)
     report["fault"] = {"same_as_native": ids(fell_back) == per_query[0]["native"],
-                       "warnings": list(warned.messages)}
+                       "warnings": list(warned.messages),
+                       "trace": {"final": list(MemPursuitChunksRetriever.last_trace.final),
+                                 "fallback": MemPursuitChunksRetriever.last_trace.fallback}}
     try:
         await on(Engine(vec, short_vectors), strict=True).get_retrieved_objects(q)
         report["fault"]["strict"] = "no error"

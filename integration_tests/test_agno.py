@@ -127,7 +127,8 @@ def test_the_conformance_checks_every_adapter_runs(lance):
         build=lambda **o: Knowledge(vector_db=lance, reranker=MemPursuitReranker(**o)),
         read=lambda knowledge: knowledge.search(QUESTION, max_results=3),
         native=lambda: Knowledge(vector_db=lance).search(QUESTION, max_results=3),
-        same=_same)
+        same=_same, ids=lambda docs: [d.id or d.name for d in docs],
+        trace_of=lambda knowledge: knowledge.reranker.last_trace)
 
 
 def test_async_search_goes_through_the_reranker(lance):

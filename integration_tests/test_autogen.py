@@ -115,7 +115,7 @@ def test_the_conformance_checks_every_adapter_runs(path):
         build=lambda **o: MemPursuitChromaDBVectorMemory(config=_config(path), **o),
         read=lambda memory: memory.query(QUESTION),
         native=lambda: ChromaDBVectorMemory(config=_config(path)).query(QUESTION),
-        same=_same)
+        same=_same, ids=lambda r: [(m.metadata or {}).get("id") for m in r.results])
 
 
 def test_k_caps_autogens_k_and_the_threshold_is_autogens(path):

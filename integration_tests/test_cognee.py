@@ -65,6 +65,9 @@ def test_the_default_picks_from_that_pool(report):
         assert q["ours"] == q["expected"], q["query"]  # the policy's order on the adapter's pool
         assert len(q["ours"]) == len(set(q["ours"])) == 3
         assert q["capped"] == q["ours"][:2]  # the k option caps cognee's top_k
+        # the retriever's last_trace: what it returned, from cognee's own order of the pool
+        assert q["trace"]["final"] == q["ours"] and q["trace"]["native"] == q["pool"]
+        assert q["trace"]["vectors"] == {"store": len(q["pool"])} and q["trace"]["fallback"] is None
         moved += q["ours"] != q["native"]
     assert moved >= 2  # not a pass-through
 
@@ -99,6 +102,8 @@ def test_bad_stored_vectors_fall_back_to_cognee_with_one_warning(report):
     f = report["fault"]
     assert f["same_as_native"]
     assert len(f["warnings"]) == 1 and "size 10 for a 384-d query" in f["warnings"][0]
+    assert "size 10 for a 384-d query" in f["trace"]["fallback"]  # the trace says so
+    assert f["trace"]["final"] == report["queries"][0]["native"]
     assert f["strict"].startswith("CogneeReadError")
 
 

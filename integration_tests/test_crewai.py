@@ -220,6 +220,8 @@ def test_a_failing_read_returns_crewais_own_with_one_warning(path, caplog):
         got = memory.recall(QUESTION, limit=3, depth="shallow")
     assert _same(got, _memory(path).recall(QUESTION, limit=3, depth="shallow"))
     assert sum("without their stored embedding" in r.getMessage() for r in caplog.records) == 1
+    assert "without their stored embedding" in memory.last_trace.fallback  # the trace says so
+    assert list(memory.last_trace.final) == [m.record.id for m in got]
 
 
 def test_a_strict_deep_recall_raises_though_recallflow_swallows_search_errors(path):
@@ -236,6 +238,20 @@ def test_the_conformance_checks_every_adapter_runs(path):
         read=lambda memory: memory.recall(QUESTION, limit=3, depth="shallow"),
         native=lambda: _memory(path).recall(QUESTION, limit=3, depth="shallow"),
         same=_same)
+
+
+def test_the_trace_of_a_recall(path):
+    """``last_trace``: the storage's own order of the pool, the recall's result, by record id."""
+    memory = _memory(path, MemPursuitMemory)
+    got = memory.recall(QUESTION, limit=3, depth="shallow")
+    trace = memory.last_trace
+    assert list(trace.final) == [m.record.id for m in got] and len(got) == 3
+    assert list(trace.native) == [r.id for r, _ in memory.candidate_pool(QUESTION).items]
+    assert trace.vectors == {"store": len(trace.native)} and trace.fallback is None
+    native = _memory(path, MemPursuitMemory, policy="native")
+    got = native.recall(QUESTION, limit=3, depth="shallow")
+    assert list(native.last_trace.final) == [m.record.id for m in got]
+    assert native.last_trace.policy == "native"
 
 
 @pytest.mark.parametrize("bad", [dict(k=0), dict(pool="200"), dict(policy="no-such-policy"),

@@ -80,6 +80,7 @@ def test_native_is_graphitis_own_search(graph):
         own = run(g.search(q, group_ids=[GROUP], num_results=5))
         assert own, q
         assert uuids(run(wrapped.search(q, group_ids=[GROUP], num_results=5))) == uuids(own)
+        assert list(wrapped.last_trace.final) == list(wrapped.last_trace.native) == uuids(own)
         own_ = run(g.search_(q, COMBINED_HYBRID_SEARCH_RRF.model_copy(update={"limit": 4}),
                              group_ids=[GROUP]))
         ours_ = run(wrapped.search_(q, COMBINED_HYBRID_SEARCH_RRF.model_copy(update={"limit": 4}),
@@ -131,6 +132,9 @@ def test_policy_reorders_graphitis_pool_with_stored_vectors(graph):
     assert embedder.calls == before + 1
     assert len(got) == 5 and set(uuids(got)) <= set(uuids(own.edges))
     assert uuids(got) == uuids(wrapped.choose(pool, 5))
+    trace = wrapped.last_trace  # the search's trace: Graphiti's own pool, what it returned
+    assert list(trace.native) == uuids(own.edges) and list(trace.final) == uuids(got)
+    assert trace.vectors == {"store": len(own.edges)} and trace.fallback is None
     native5 = run(g.search(q, group_ids=[GROUP], num_results=5))
     assert uuids(got) != uuids(native5)  # the policy does reorder this pool
 
@@ -223,6 +227,10 @@ def test_bad_input_returns_graphitis_result_with_one_warning(graph, caplog, tmp_
         assert uuids(run(MemPursuitGraphiti(bare).search("nurse", group_ids=["bare"]))) == \
             uuids(own)
     assert len(caplog.records) == 1 and "fact_embedding" in caplog.records[0].getMessage()
+    bare_read = MemPursuitGraphiti(bare)
+    run(bare_read.search("nurse", group_ids=["bare"]))
+    assert "fact_embedding" in bare_read.last_trace.fallback  # the trace says it fell back
+    assert list(bare_read.last_trace.final) == uuids(own)
     with pytest.raises(GraphitiReadError, match="fact_embedding"):
         run(MemPursuitGraphiti(bare, strict=True).search("nurse", group_ids=["bare"]))
 

@@ -82,9 +82,14 @@ def test_pipeline_keeps_the_complement_and_drops_a_paraphrase(store):
     alone = _texts(_run(_pipeline(retriever(2)), has_ranker=False))
     assert set(alone) <= set(PARAPHRASES)  # Haystack's own top 2: two paraphrases, no cat
     ranker = MemPursuitRanker(top_k=2)
-    ours = _texts(_run(_pipeline(retriever(200, return_embedding=True), ranker)))
+    docs = _run(_pipeline(retriever(200, return_embedding=True), ranker))
+    ours = _texts(docs)
     assert len(ours) == 2 and CAT in ours and (set(ours) - {CAT}) <= set(PARAPHRASES)
     assert ranker.vector_sources == {"documents": len(FACTS)}  # the stored vectors, as returned
+    trace = ranker.last_trace  # what the read did, documents by id
+    assert list(trace.final) == [d.id for d in docs] and len(trace.native) == len(FACTS)
+    assert trace.vectors == {"documents": len(FACTS)} and trace.fallback is None
+    assert repr(trace).startswith("ReadTrace(policy=") and "\n" not in repr(trace)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
@@ -135,7 +140,8 @@ def test_the_conformance_checks_every_adapter_runs(embedded, query_vector):
     testing.check_adapter(
         MemPursuitRanker, build=lambda **o: MemPursuitRanker(top_k=3, **o),
         read=lambda r: r.run(query=QUESTION, documents=docs, query_embedding=query_vector),
-        native=lambda: {"documents": docs[:3]})
+        native=lambda: {"documents": docs[:3]},
+        ids=lambda out: [d.id for d in out["documents"]])
 
 
 def _store(embedded):
@@ -294,6 +300,31 @@ def test_eval_backend_hands_titles_over_as_meta(tmp_path):
     pool = backend.pool("docs", QUESTION, 200)
     by_uid = {u.uid: u for u in units}
     assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.uids]
+
+
+@pytest.mark.parametrize("policy", [None, "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(embedded, query_vector,
+                                                                       policy):
+    from mempursuit_core.tokens import token_counter
+
+    docs = InMemoryEmbeddingRetriever(_store(embedded), top_k=200, return_embedding=True).run(
+        query_embedding=query_vector)["documents"]
+
+    def read(**options):
+        ranker = MemPursuitRanker(top_k=6, policy=policy, **options)
+        return ranker, ranker.run(query=QUESTION, documents=docs,
+                                  query_embedding=query_vector)["documents"]
+
+    _, full = read()
+    sizes = []
+    for budget in (3, 12, 25, 40, 10_000):
+        ranker, got = read(budget_tokens=budget)
+        sizes.append(len(got))
+        used = sum(token_counter().counts([d.content for d in got]))
+        assert [d.id for d in got] == [d.id for d in full[:len(got)]]  # nested
+        assert used <= budget and (ranker.last_trace.budget_tokens, ranker.last_trace.tokens) == (
+            budget, used)
+    assert sizes[0] < sizes[2] < len(full) == sizes[-1]  # the budget decides how many
 
 
 @pytest.mark.parametrize("blank", ["", "   "])

@@ -63,6 +63,11 @@ def store(request, embeddings, tmp_path):
     client.close()
 
 
+def _ids(docs):
+    """The documents' ids as a trace shows them (Qdrant's in the metadata)."""
+    return [d.id or d.metadata.get("_id") for d in docs]
+
+
 def _texts(docs):
     return [d.page_content for d in docs]
 
@@ -82,8 +87,13 @@ def test_compression_retriever_keeps_the_complement_and_drops_a_paraphrase(store
 
 def test_vector_store_retriever_sync_and_async(store):
     retriever = MemPursuitRetriever(vectorstore=store, k=2)
-    ours = _texts(retriever.invoke(QUESTION))
+    docs = retriever.invoke(QUESTION)
+    ours = _texts(docs)
     assert CAT in ours and len(ours) == 2
+    trace = retriever.last_trace  # what the read did: documents by id
+    assert list(trace.final) == _ids(docs) and None not in trace.final
+    assert list(trace.native) == _ids(store.similarity_search(QUESTION, k=len(FACTS)))
+    assert trace.vectors == {"store": len(FACTS)} and trace.fallback is None
     assert _texts(asyncio.run(retriever.ainvoke(QUESTION))) == ours
     assert retriever.vector_sources == {"store": 2 * len(FACTS)}
 
@@ -117,6 +127,9 @@ def test_a_failure_returns_the_native_documents_and_strict_raises(caplog):
     compressor = MemPursuitCompressor(k=2)  # no embeddings, no store: cannot embed the query
     with caplog.at_level(logging.WARNING, logger="mempursuit"):
         assert _texts(compressor.compress_documents(docs, QUESTION)) == FACTS[:2]
+    # the trace says it fell back, and why; documents without ids shown by position
+    assert "embeddings=" in compressor.last_trace.fallback
+    assert compressor.last_trace.final == (0, 1)
     assert any("LangChain" in r.getMessage() and "embeddings=" in r.getMessage()
                for r in caplog.records)
     with pytest.raises(ValueError, match="embeddings="):
@@ -178,6 +191,30 @@ def test_async_fallback_uses_the_stores_async_search(embeddings, caplog):
                                         strict=True).ainvoke(QUESTION))
     assert vs.blocking_calls == 0
     assert _texts(retriever.invoke(QUESTION)) == native  # the sync read: sync search, no loop
+
+
+@pytest.mark.parametrize("policy", [None, "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(store, policy):
+    from mempursuit_core.tokens import token_counter
+
+    def reads(**options):
+        retriever = MemPursuitRetriever(vectorstore=store, k=6, policy=policy, **options)
+        compressor = MemPursuitCompressor(k=6, policy=policy, vector_store=store, **options)
+        compressed = ContextualCompressionRetriever(
+            base_compressor=compressor,
+            base_retriever=store.as_retriever(search_kwargs={"k": 200}))
+        return ((retriever, retriever.invoke(QUESTION)),
+                (compressor, compressed.invoke(QUESTION)))
+
+    full = [got for _, got in reads()]
+    sizes = []
+    for budget in (3, 12, 25, 40, 10_000):
+        for (component, got), whole in zip(reads(budget_tokens=budget), full):
+            used = sum(token_counter().counts([d.page_content for d in got]))
+            assert _texts(got) == _texts(whole[:len(got)])  # nested
+            assert used <= budget and component.last_trace.tokens == used
+            sizes.append(len(got))
+    assert sizes[0] < sizes[4] < len(full[0]) == sizes[-1]
 
 
 @pytest.mark.parametrize("blank", ["", "   "])

@@ -303,7 +303,8 @@ def test_the_conformance_checks_every_adapter_runs(store):
     q = QUERIES[1]
     testing.check_adapter(MemPursuitStore, build=lambda **o: MemPursuitStore(store, **o),
                           read=lambda wrapped: wrapped.search(NS, query=q, limit=4),
-                          native=lambda: store.search(NS, query=q, limit=4), same=same_items)
+                          native=lambda: store.search(NS, query=q, limit=4), same=same_items,
+                          ids=keys)
 
 
 def test_fallback_and_strict(store, caplog):

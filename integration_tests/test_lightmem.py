@@ -261,6 +261,13 @@ def test_the_conformance_checks_every_adapter_runs(store, locomo0):
                           build=lambda **o: MemPursuitLightMemory(store, **o),
                           read=lambda wrapped: wrapped.retrieve(q, limit=10),
                           native=lambda: store.retrieve(q, limit=10))
+    # the trace, on the hit dicts (LightMem's own hits for the native order, by id)
+    testing.check_trace(lambda **o: MemPursuitLightMemory(store, **o),
+                        read=lambda wrapped: wrapped.retrieve(q, limit=10, return_full=True),
+                        native=lambda: store.embedding_retriever.search(
+                            query_vector=store.text_embedder.embed(q), limit=10,
+                            return_full=True),
+                        ids=lambda hits: [h["id"] for h in hits])
 
 
 def test_bad_input_is_an_error_not_a_fallback(store):

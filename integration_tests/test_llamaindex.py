@@ -166,12 +166,22 @@ def test_query_engine_over_qdrant_sync(tmp_path, embed_model):
     store = QdrantVectorStore(collection_name="docs", client=client)
     index = _index(store, embed_model)
     post = MemPursuitPostprocessor(k=2, vector_store=store, embed_model=embed_model)
-    ours = _sources(_engine(index, post).query(QUESTION))
+    response = _engine(index, post).query(QUESTION)
+    ours = _sources(response)
     assert CAT in ours and len(ours) == 2 and post.vector_sources == {"store": len(FACTS)}
-    native = _sources(_engine(index, MemPursuitPostprocessor(k=2, policy="native")).query(QUESTION))
+    alone = index.as_query_engine(response_mode="no_text", similarity_top_k=len(FACTS)).query(
+        QUESTION)
+    trace = post.last_trace  # what the read did, nodes by node id
+    assert list(trace.final) == [n.node.node_id for n in response.source_nodes]
+    assert list(trace.native) == [n.node.node_id for n in alone.source_nodes]
+    assert trace.vectors == {"store": len(FACTS)} and trace.fallback is None
+    native_post = MemPursuitPostprocessor(k=2, policy="native")
+    native = _sources(_engine(index, native_post).query(QUESTION))
     assert native == _sources(index.as_query_engine(response_mode="no_text",
                                                     similarity_top_k=2).query(QUESTION))
     assert CAT not in native
+    assert list(native_post.last_trace.final) == list(trace.native[:2])
+    assert native_post.last_trace.policy == "native"
     client.close()
 
 
@@ -208,6 +218,8 @@ def test_a_failure_returns_the_native_nodes_with_one_warning_and_strict_raises(e
     post = MemPursuitPostprocessor(k=2, embed_model=Broken())  # no vectors, cannot embed
     with caplog.at_level(logging.WARNING, logger="mempursuit"):
         assert _sources(_engine(index, post).query(QUESTION)) == native
+    assert "embedder down" in post.last_trace.fallback  # the trace says it fell back, and why
+    assert len(post.last_trace.final) == 2 and post.last_trace.second_read is None
     assert any("embedder down" in r.getMessage() and "LlamaIndex" in r.getMessage()
                for r in caplog.records)
     with pytest.raises(RuntimeError, match="embedder down"):
@@ -328,6 +340,28 @@ def test_eval_backend_takes_dataset_signals(tmp_path):
         assert list(pool.signals["speakers"]) == [by_uid[u].speaker for u in pool.uids]
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("policy", [None, "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(embed_model, policy):
+    from mempursuit_core.tokens import token_counter
+
+    index = _index(None, embed_model)
+
+    def read(**options):
+        post = MemPursuitPostprocessor(k=6, policy=policy, vector_store=index.vector_store,
+                                       embed_model=embed_model, **options)
+        return post, _engine(index, post).query(QUESTION).source_nodes
+
+    _, full = read()
+    sizes = []
+    for budget in (3, 12, 25, 40, 10_000):
+        post, got = read(budget_tokens=budget)
+        used = sum(token_counter().counts([n.node.get_content() for n in got]))
+        assert [n.node.node_id for n in got] == [n.node.node_id for n in full[:len(got)]]
+        assert used <= budget and post.last_trace.tokens == used
+        sizes.append(len(got))
+    assert sizes[0] < sizes[2] < len(full) == sizes[-1]
 
 
 @pytest.mark.parametrize("blank", ["", "   "])

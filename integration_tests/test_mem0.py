@@ -227,6 +227,10 @@ def test_config_route_binds_and_returns_k(pursuit_qdrant, conversation):
         assert len(results) == K  # k=10 from the config caps Mem0's default top_k=20
         assert len({r["id"] for r in results}) == K
         assert binding.last_trace.fallback is None
+        # the read's trace, memories by id: what the search returned
+        assert list(binding.last_trace.final) == [r["id"] for r in results]
+        trace = binding.last_trace
+        assert trace.k == K and trace.vectors == {"store": len(trace.native)}
         steps = [r["metadata"]["mempursuit"]["step"] for r in results]
         assert steps == list(range(1, K + 1))
 
@@ -249,10 +253,13 @@ def test_pool_and_vectors_come_from_the_store(native_qdrant, pursuit_qdrant, con
     client, coll = native_qdrant.vector_store.client, native_qdrant.vector_store.collection_name
     for q in QUERIES[:3]:
         pursuit_qdrant.search(q, filters=filters)
-        trace = mempursuit_mem0.get_binding(pursuit_qdrant).last_trace
+        trace = mempursuit_mem0.get_binding(pursuit_qdrant).last_search
         native = _native_pool(native_qdrant, q, filters)
         # The pool is Mem0's own combined-score order of P candidates.
         assert trace.pool_ids == [r["id"] for r in native]
+        # the common trace's native order is that pool
+        assert list(mempursuit_mem0.get_binding(pursuit_qdrant).last_trace.native) == \
+            trace.pool_ids
         prepared = collect_pool(pursuit_qdrant, q, filters, P)
         assert prepared.ids == trace.pool_ids
         # Its vectors are the stored ones, row for row (ids read back from Qdrant directly).
@@ -273,7 +280,7 @@ def test_no_reembedding(pursuit_qdrant, conversation):
             results = pursuit_qdrant.search(q, filters=_user(conversation))["results"]
         assert len(results) == K
         assert log.texts == [q]  # the query, once, by Mem0; no stored memory re-embedded
-        assert mempursuit_mem0.get_binding(pursuit_qdrant).last_trace.query_embed_calls == 1
+        assert mempursuit_mem0.get_binding(pursuit_qdrant).last_search.query_embed_calls == 1
 
 
 @pytest.mark.parametrize("k", [1, 5, 10, 20])
@@ -324,6 +331,32 @@ def test_pursuit_reorders_the_same_pool(native_qdrant, pursuit_qdrant, conversat
     assert replaced > 0  # pursuit does change what a K-budget holds
 
 
+@pytest.mark.parametrize("policy", ["centered-fusion", "native"])
+def test_a_token_budget_is_a_prefix_of_the_k_order_and_never_exceeded(native_qdrant, workdir,
+                                                                       conversation, policy):
+    from mempursuit_core.tokens import token_counter
+
+    memory = _sibling(native_qdrant, workdir)
+    try:
+        q, sizes = QUERIES[3], []
+        mempursuit_mem0.wrap(memory, k=K, policy=policy)
+        full = memory.search(q, filters=_user(conversation))["results"]
+        for budget in (5, 40, 120, 100_000):
+            mempursuit_mem0.wrap(memory, k=K, policy=policy, budget_tokens=budget)
+            got = memory.search(q, filters=_user(conversation))["results"]
+            used = sum(token_counter().counts([r["memory"] for r in got]))
+            assert [r["id"] for r in got] == [r["id"] for r in full[:len(got)]]  # nested
+            assert used <= budget  # never exceeded
+            trace = mempursuit_mem0.get_binding(memory).last_trace
+            assert (trace.budget_tokens, trace.tokens) == (budget, used)
+            sizes.append(len(got))
+        assert sizes[0] < sizes[2] and sizes[-1] == len(full) == K
+        with pytest.raises(ValueError, match="budget_tokens takes a whole number"):
+            mempursuit_mem0.wrap(memory, budget_tokens=0)
+    finally:
+        memory.close()
+
+
 def test_policy_switch(native_qdrant, workdir, conversation):
     memory = _sibling(native_qdrant, workdir)
     try:
@@ -359,7 +392,7 @@ def test_user_scoping_holds(native_qdrant, pursuit_qdrant, conversation):
     assert len(others) == len(QUERIES)
     for q in QUERIES:
         pursuit_qdrant.search(q, filters=_user(conversation), top_k=K)
-        trace = mempursuit_mem0.get_binding(pursuit_qdrant).last_trace
+        trace = mempursuit_mem0.get_binding(pursuit_qdrant).last_search
         assert not others & set(trace.pool_ids)
         own = pursuit_qdrant.search(q, filters={"user_id": OTHER})["results"]
         assert {r["id"] for r in own} <= others and own  # and the other user sees only theirs
@@ -378,7 +411,7 @@ def test_metadata_filters_and_threshold_hold(native_qdrant, pursuit_qdrant, conv
     native_high = native_qdrant.search(q, filters=_user(conversation), threshold=0.4, top_k=P)["results"]
     assert {r["id"] for r in high} <= {r["id"] for r in native_high}
     assert all(r["score"] >= 0.4 for r in high)
-    trace = mempursuit_mem0.get_binding(pursuit_qdrant).last_trace
+    trace = mempursuit_mem0.get_binding(pursuit_qdrant).last_search
     assert trace.pool_ids == [r["id"] for r in native_high]
 
 
@@ -434,7 +467,7 @@ def test_other_stores(store, request, conversation):
             with fx.count_encodes(native.embedding_model.model) as log:
                 got = memory.search(q, filters=filters)["results"]
             assert log.texts == [q]
-            trace = mempursuit_mem0.get_binding(memory).last_trace
+            trace = mempursuit_mem0.get_binding(memory).last_search
             assert trace.fallback is None
             pool_ids = [r["id"] for r in ref[q]]
             assert trace.pool_ids == pool_ids
@@ -643,7 +676,7 @@ def test_pgvector(native_pgvector, conversation, turn_vectors):
             with fx.count_encodes(memory.embedding_model.model) as log:
                 got = memory.search(q, filters=filters)["results"]
             assert log.texts == [q]
-            trace = mempursuit_mem0.get_binding(memory).last_trace
+            trace = mempursuit_mem0.get_binding(memory).last_search
             assert trace.fallback is None and trace.pool_ids == pool_ids
             prepared = collect_pool(memory, q, filters, P)
             # pgvector keeps float32: the rows read back are the vectors written.
@@ -705,6 +738,7 @@ def test_fallback_missing_vector(native_qdrant, workdir, conversation, caplog):
         assert "no stored vector" in caplog.text and victim in caplog.text
         trace = mempursuit_mem0.get_binding(memory).last_trace
         assert trace.fallback and "no stored vector" in trace.fallback
+        assert list(trace.final) == [r["id"] for r in got]  # Mem0's own result
     finally:
         vs.search = original_search
         vs.client.update_vectors(vs.collection_name, points=[
@@ -1012,7 +1046,7 @@ def test_pgvector_hnsw_full_pool_setting_unchanged(hnsw_pgvector, native_pgvecto
     try:
         got = memory.search(q, filters=filters)["results"]
         assert len(got) == K and {r["id"] for r in got} <= pool_ids
-        trace = mempursuit_mem0.get_binding(memory).last_trace
+        trace = mempursuit_mem0.get_binding(memory).last_search
         assert trace.fallback is None and len(trace.pool_ids) == len(pool.ids)
     finally:
         mempursuit_mem0.unbind(memory)

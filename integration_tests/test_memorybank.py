@@ -270,6 +270,9 @@ def test_default_policy_fallback_and_old_option_names(emily, caplog):
         signals=pool_signals([docs[i].text for i in res.pool], emily._query_text(q),
                              timestamps=[docs[i].date for i in res.pool]))
     assert list(res.seeds) == [res.pool[i] for i in want.order]
+    trace = emily.last_trace  # the read's trace: documents by position
+    assert trace.final == res.seeds and trace.native == res.pool and trace.fallback is None
+    assert trace.vectors == {"store": len(res.pool)} and trace.policy == DEFAULT_POLICY
     other = emily.read(q, 3, policy="mempursuit", pool=5)
     assert other.policy == "mempursuit" and len(other.pool) == 5
 
@@ -280,6 +283,9 @@ def test_default_policy_fallback_and_old_option_names(emily, caplog):
     with caplog.at_level("WARNING"):
         fell_back = emily.read(q, 3, policy=Broken())
     assert "boom" in caplog.text and fell_back.seeds == emily.read(q, 3, policy="native").seeds
+    assert emily.last_trace.final == fell_back.seeds and emily.last_trace.policy == "native"
+    emily.read(q, 3, policy=Broken())
+    assert "boom" in emily.last_trace.fallback and emily.last_trace.final == fell_back.seeds
     with pytest.raises(RuntimeError, match="boom"):
         emily.read(q, 3, policy=Broken(), strict=True)
     strict_store = MemoryBankStore.from_memory(emily.memory, embedder=emily.embedder, strict=True,

@@ -94,6 +94,11 @@ def _fields(result):
     return (record.id, record.content, record.speaker, record.timestamp, vector, result.score)
 
 
+def _key(result):
+    """A result's record key, as the trace shows it."""
+    return result.record.id
+
+
 def _same(ours, theirs):
     return [_fields(r) for r in ours] == [_fields(r) for r in theirs]
 
@@ -152,7 +157,7 @@ def test_the_conformance_checks_every_adapter_runs(collection):
         build=lambda **o: MemPursuitCollection(collection, **o),
         read=lambda wrapped: _search(wrapped, top=3),
         native=lambda: _search(collection, top=3),
-        same=_same)
+        same=_same, ids=lambda results: [_key(r) for r in results])
 
 
 def test_skip_filter_and_vector_are_honoured(collection):

@@ -262,7 +262,7 @@ def test_the_conformance_checks_every_adapter_runs(semantic_retriever, locomo0):
         MemPursuitRetriever,
         build=lambda **o: MemPursuitRetriever(semantic_retriever, **{"k": 10, **o}),
         read=lambda wrapped: ids(wrapped.retrieve(q)),
-        native=lambda: ids(semantic_retriever.retrieve(q)[:10]))
+        native=lambda: ids(semantic_retriever.retrieve(q)[:10]), ids=list)
 
 
 def test_failure_falls_back_to_native_with_logged_reason(semantic_retriever, locomo0, caplog):

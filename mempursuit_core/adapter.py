@@ -33,6 +33,12 @@ the second read             :class:`TitleIndex` (a store's titles, indexed once 
                             scope, with its key, scope check and deadline), :class:`Fetched`,
                             :class:`ScopedTitleIndexes` (one index per scope of a store),
                             :data:`DEFAULT_FOLLOW_TIMEOUT` (the deadline's default)
+the read's trace            :class:`ReadTrace` (what the last read did: native and final
+                            order, where the vectors came from, the second read, the
+                            fallback), :class:`TraceSlot` (where a component keeps it:
+                            pass ``trace=`` to :func:`read_or_native`; :class:`recording`
+                            around a read that is more than one), :func:`note_vectors`,
+                            :func:`note_pool`, :func:`note_final`
 rerank-style adapters       :class:`Reranker` (items already retrieved: budget, pass-through,
                             fallback), :func:`metadata_signals` (:data:`DEFAULT_METADATA_KEYS`,
                             ``titles`` / ``session_ids`` of documents), :func:`native_scores`
@@ -82,6 +88,7 @@ from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_sourc
                      document_title, metadata_signals, native_scores, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
 from .signals import PoolSignals, pool_signals
+from .trace import ReadTrace, TraceSlot, note_final, note_pool, note_vectors, recording
 from .validation import check_int, check_k, checked_order
 from .vectors import (EmbeddedVectors, VectorResolver, register_vector_reader, supported_stores,
                       vector_reader_for)
@@ -101,6 +108,7 @@ __all__ = [
     "PoolSelection",
     "PoolSignals",
     "ReadOptions",
+    "ReadTrace",
     "Reranker",
     "ScopedTitleIndexes",
     "Selection",
@@ -109,6 +117,7 @@ __all__ = [
     "TITLE_KEYS",
     "TitleIndex",
     "TitleLookup",
+    "TraceSlot",
     "VectorResolver",
     "apgvector_read_settings",
     "aread_or_native",
@@ -127,6 +136,9 @@ __all__ = [
     "lazy_exports",
     "metadata_signals",
     "native_scores",
+    "note_final",
+    "note_pool",
+    "note_vectors",
     "note_write",
     "pgvector_read_settings",
     "pgvector_targets",
@@ -134,6 +146,7 @@ __all__ = [
     "pool_signals",
     "qdrant_search_params",
     "read_or_native",
+    "recording",
     "register_vector_reader",
     "resolve_selector",
     "stored_pool",

@@ -13,6 +13,8 @@
                 result; ``True``: it raises
 ``follow_timeout``  seconds the second read (:mod:`mempursuit_core.follow`) may take before
                 the first read's order stands, with one warning (default 0.5; None: no limit)
+``budget_tokens``  a token budget beside ``k``: the read returns the longest prefix of its
+                order whose texts fit (:mod:`mempursuit_core.tokens`; default None: no budget)
 ==============  ===========================================================================
 """
 
@@ -25,12 +27,14 @@ from typing import Any, Mapping
 from .builtins import DEFAULT_POLICY
 from .follow import DEFAULT_FOLLOW_TIMEOUT
 from .selectors import NativeSelector
+from .tokens import TokenBudgetSelector, check_budget_tokens
 from .validation import check_int
 
 __all__ = ["DEFAULT_POOL", "ReadOptions", "blank_query"]
 
 #: The keywords :meth:`ReadOptions.build` takes itself, whatever the adapter's signature.
-SHARED = ("k", "pool", "policy", "policy_options", "strict", "follow_timeout")
+SHARED = ("k", "pool", "policy", "policy_options", "strict", "follow_timeout",
+          "budget_tokens")
 
 #: The candidate pool every adapter asks its framework for unless told otherwise.
 DEFAULT_POOL = 200
@@ -45,9 +49,11 @@ class ReadOptions:
     policy_options: Mapping[str, Any] = field(default_factory=dict)
     strict: bool = False
     follow_timeout: float | None = DEFAULT_FOLLOW_TIMEOUT
+    budget_tokens: int | None = None
 
     def __post_init__(self) -> None:
         check_int("k", self.k, allow_none=True)
+        check_budget_tokens(self.budget_tokens)
         check_int("pool", self.pool)
         if isinstance(self.policy, str):
             if not self.policy:
@@ -78,7 +84,8 @@ class ReadOptions:
     @classmethod
     def build(cls, where: str, *, k: Any = None, pool: Any = None, policy: Any = None,
               policy_options: Mapping[str, Any] | None = None, strict: Any = None,
-              follow_timeout: Any = DEFAULT_FOLLOW_TIMEOUT, own: Any = (),
+              follow_timeout: Any = DEFAULT_FOLLOW_TIMEOUT, budget_tokens: Any = None,
+              own: Any = (),
               **options: Any) -> "ReadOptions":
         """Options from an adapter's keyword arguments (``None`` means the default); any other
         keyword is a selector option (as ``policy_options``).
@@ -103,6 +110,7 @@ class ReadOptions:
                 policy_options={**(policy_options or {}), **options},
                 strict=False if strict is None else strict,
                 follow_timeout=follow_timeout,
+                budget_tokens=budget_tokens,
             )
         except (TypeError, ValueError) as exc:
             if type(exc) not in (TypeError, ValueError) or str(exc).startswith(where):
@@ -119,10 +127,14 @@ class ReadOptions:
         return type(self.policy) is NativeSelector
 
     def selector(self):
-        """The selector these options name (built now, so a bad name fails at set-up)."""
+        """The selector these options name (built now, so a bad name fails at set-up); with
+        ``budget_tokens``, wrapped to carry it (:class:`~mempursuit_core.tokens.TokenBudgetSelector`)."""
         from .plugins import resolve_selector
 
-        return resolve_selector(self.policy, **self.policy_options)
+        selector = resolve_selector(self.policy, **self.policy_options)
+        if self.budget_tokens is None:
+            return selector
+        return TokenBudgetSelector(selector, self.budget_tokens)
 
     def sizes(self, top_k: int, offset: int = 0) -> tuple[int, int]:
         """``(K, P)`` for a read asked for ``top_k`` results after ``offset``: the one rule

@@ -39,6 +39,8 @@ from typing import Any, Awaitable, Callable, Generic, Mapping, Sequence, TypeVar
 import numpy as np
 
 from .signals import PoolSignals
+from .trace import (TraceSlot, note_final, note_policy, note_pool, note_second_read,
+                    note_stored_vectors, note_tokens, recording)
 from .validation import checked_order
 
 __all__ = ["CandidatePool", "PoolSelection", "StoredPool", "aread_or_native", "read_or_native",
@@ -133,10 +135,17 @@ class CandidatePool(Generic[T]):
         Returns
         -------
         PoolSelection
+            With a token budget (a selector from ``ReadOptions(budget_tokens=B).selector()``):
+            the longest prefix of the policy's ``K`` whose ``texts`` count at most ``B``
+            tokens (:mod:`mempursuit_core.tokens`).
         """
         from .follow import follow_up
 
+        note_policy(selector, k)
+        note_pool(self.items)
+        note_stored_vectors(len(self.items))
         if not self.items:
+            note_final([])
             return PoolSelection([], np.empty(0, dtype=np.intp), None, self)
         selection = selector.select(self.query_vector, self.vectors, k,
                                     native_scores=self.native_scores, signals=self.signals)
@@ -150,7 +159,19 @@ class CandidatePool(Generic[T]):
             # a read returns min(K, P) items unless the policy says why it stopped
             raise ValueError(f"selector {selector!r} returned {len(order)} of the "
                              f"{min(k, len(self.items))} items asked for without a stop reason")
-        return PoolSelection([pool.items[i] for i in order], order, selection, pool)
+        budget = getattr(selector, "budget_tokens", None)
+        if budget is not None:  # the longest prefix whose texts fit (mempursuit_core.tokens)
+            texts = pool.signals.get("texts") if pool.signals is not None else None
+            if texts is None:
+                raise ValueError("a token budget needs the pool's texts (the 'texts' signal)")
+            n, used = selector.fit([texts[i] for i in order])
+            order = order[:n]
+            note_tokens(budget, used)
+        chosen = [pool.items[i] for i in order]
+        note_pool(self.items, pool.items)
+        note_final(chosen)
+        note_second_read((getattr(selection, "info", None) or {}).get("reorder", {}).get("follow"))
+        return PoolSelection(chosen, order, selection, pool)
 
     def followed(self, fetched: Any) -> "CandidatePool[T]":
         """This pool followed by the candidates a second read fetched
@@ -193,10 +214,17 @@ class StoredPool(Generic[T]):
 
     def choose(self, selector: Any, k: int, offset: int = 0) -> list[T]:
         """The policy's first ``offset + k`` candidates, then the unscored ones, cut to
-        ``[offset : offset + k]``."""
+        ``[offset : offset + k]``; with a token budget the unscored ones are left out (the
+        budget is filled from the policy's order)."""
         chosen = (self.candidates.select(selector, offset + k).items if len(self.candidates)
                   else [])
-        return (chosen + self.unscored)[offset:offset + k]
+        rest = [] if getattr(selector, "budget_tokens", None) is not None else self.unscored
+        out = (chosen + rest)[offset:offset + k]
+        note_policy(selector, k)
+        note_pool(self.native, self.native + [x for x in chosen if not any(
+            x is y for y in self.native)])
+        note_final(out)
+        return out
 
 
 @dataclass
@@ -315,7 +343,9 @@ def stored_pool(items: Sequence[T], stored: Sequence[Any], query_vector: Any, *,
 def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bool,
                    framework: str, log: logging.Logger | None = None,
                    on_fallback: Callable[[str], None] | None = None,
-                   strict_error: Callable[[str], Exception] | None = None) -> R:
+                   strict_error: Callable[[str], Exception] | None = None,
+                   trace: TraceSlot | None = None, ids: Callable[[Any], Any] | None = None,
+                   result_items: Callable[[R], Sequence[Any]] | None = None) -> R:
     """``ours()``; on any exception, the framework's own result ``native()`` and one warning.
 
     Parameters
@@ -335,6 +365,14 @@ def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bo
     strict_error : callable, optional
         Under ``strict``, raise ``strict_error(reason)`` (chained) instead of the exception
         itself: an adapter's own error type.
+    trace : TraceSlot, optional
+        Where the read's :class:`~mempursuit_core.trace.ReadTrace` goes (the component's
+        ``last_trace``), recorded by the core as the read goes.
+    ids : callable, optional
+        ``ids(item)``: an item's short id in the trace (default its position in the pool).
+    result_items : callable, optional
+        ``result_items(result)``: the items a result holds, in order (the trace's ``final``,
+        and ``native`` for a fallback with no pool read); default the policy's choice.
 
     Raises
     ------
@@ -342,43 +380,59 @@ def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bo
         Whatever ``ours`` raised (or ``strict_error(reason)``), when ``strict``; whatever
         ``native`` raises, always.
     """
-    try:
-        return ours()
-    except Exception as exc:  # the adapter must never cost the user the native result
-        if _failed(exc, strict, framework, log, on_fallback, strict_error):
-            raise
-        return native()
+    with recording(trace, ids, result_items) as record:
+        try:
+            result = ours()
+        except Exception as exc:  # the adapter must never cost the user the native result
+            reason = _failed(exc, strict, framework, log, on_fallback, strict_error)
+            if reason is None:
+                raise
+            result = native()
+            record.done(result, fallback=reason)
+            return result
+        record.done(result)
+        return result
 
 
 async def aread_or_native(ours: Callable[[], Awaitable[R]],
                           native: Callable[[], "Awaitable[R] | R"], *, strict: bool,
                           framework: str, log: logging.Logger | None = None,
                           on_fallback: Callable[[str], None] | None = None,
-                          strict_error: Callable[[str], Exception] | None = None) -> R:
+                          strict_error: Callable[[str], Exception] | None = None,
+                          trace: TraceSlot | None = None,
+                          ids: Callable[[Any], Any] | None = None,
+                          result_items: Callable[[R], Sequence[Any]] | None = None) -> R:
     """:func:`read_or_native` for an async read: ``await ours()``; on any exception, the
     framework's own result ``native()`` (awaited when it returns an awaitable: use the
     framework's async call, so that the fallback never blocks the event loop) and one warning.
 
     Parameters and errors as for :func:`read_or_native`.
     """
-    try:
-        return await ours()
-    except Exception as exc:  # the adapter must never cost the user the native result
-        if _failed(exc, strict, framework, log, on_fallback, strict_error):
-            raise
-        result = native()
-        return await result if inspect.isawaitable(result) else result
+    with recording(trace, ids, result_items) as record:
+        try:
+            result = await ours()
+        except Exception as exc:  # the adapter must never cost the user the native result
+            reason = _failed(exc, strict, framework, log, on_fallback, strict_error)
+            if reason is None:
+                raise
+            result = native()
+            result = await result if inspect.isawaitable(result) else result
+            record.done(result, fallback=reason)
+            return result
+        record.done(result)
+        return result
 
 
 def _failed(exc: Exception, strict: bool, framework: str, log: logging.Logger | None,
             on_fallback: Callable[[str], None] | None,
-            strict_error: Callable[[str], Exception] | None) -> bool:
-    """What both fallbacks do with a failed read: True when ``exc`` is to be re-raised as it
-    is; raises ``strict_error(reason)``; else logs the one warning (False: fall back)."""
+            strict_error: Callable[[str], Exception] | None) -> str | None:
+    """What both fallbacks do with a failed read: None when ``exc`` is to be re-raised as it
+    is; raises ``strict_error(reason)``; else logs the one warning and returns the reason
+    (fall back)."""
     reason = f"{type(exc).__name__}: {exc}"
     if strict:
         if strict_error is None:
-            return True
+            return None
         raise strict_error(f"{reason} (strict=True; strict=False returns {framework}'s own "
                            "result with a warning)") from exc
     (log or logger).warning("mempursuit could not reorder this %s read (%s); returning %s's "
@@ -386,4 +440,4 @@ def _failed(exc: Exception, strict: bool, framework: str, log: logging.Logger | 
                             framework)
     if on_fallback is not None:
         on_fallback(reason)
-    return False
+    return reason

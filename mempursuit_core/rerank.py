@@ -38,6 +38,7 @@ import numpy as np
 
 from .options import ReadOptions, blank_query
 from .readpath import CandidatePool, aread_or_native, read_or_native
+from .trace import ReadTrace, TraceSlot, note_final, note_policy, note_pool
 
 __all__ = ["DEFAULT_METADATA_KEYS", "PATH_KEYS", "SOURCE_KEYS", "TITLE_KEYS", "Reranker", "document_source",
            "document_title", "metadata_signals", "native_scores", "warn_short_budget"]
@@ -162,6 +163,12 @@ class Reranker:
         The adapter's class name, named in the budget warning.
     log : Logger, optional
         Where the fallback warning goes (default the ``mempursuit`` logger).
+    ids : callable, optional
+        ``ids(item)``: an item's short id in :attr:`last_trace` (a document or node id;
+        default its position in the given items).
+    trace : TraceSlot, optional
+        Where the reads' traces go (default a slot of its own; an adapter that builds a new
+        reranker per read passes its own slot).
 
     Notes
     -----
@@ -171,13 +178,21 @@ class Reranker:
     """
 
     def __init__(self, options: ReadOptions, *, framework: str, where: str = "",
-                 log: logging.Logger | None = None):
+                 log: logging.Logger | None = None, ids: Callable[[Any], Any] | None = None,
+                 trace: TraceSlot | None = None):
         self.options = options
+        self.ids = ids
+        self.trace = trace if trace is not None else TraceSlot()
         self.selector = options.selector()
         self.framework = framework
         self.where = where or framework
         self.log = log
         self._warned_budget = False
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """The :class:`~mempursuit_core.trace.ReadTrace` of the last read on this thread."""
+        return self.trace.last
 
     @property
     def is_native(self) -> bool:
@@ -196,9 +211,13 @@ class Reranker:
 
     def passthrough(self, items: Sequence[T]) -> list[T] | None:
         """The first ``K`` items as given when nothing is to be reordered (``policy="native"``
-        or no items), else None."""
-        if self.is_native or not items:
-            return list(items)[: self.sizes(len(items))[0]]
+        without a token budget, or no items), else None."""
+        if (self.is_native and self.options.budget_tokens is None) or not items:
+            kept = list(items)[: self.sizes(len(items))[0]]
+            note_policy("native" if self.is_native else self.selector, len(kept))
+            note_pool(items)
+            note_final(kept)
+            return kept
         return None
 
     def rerank(self, items: Sequence[T], build: Callable[[list[T]], CandidatePool[T]], *,
@@ -232,7 +251,8 @@ class Reranker:
                 self.selector, k).items
 
         return read_or_native(ours, lambda: items[:k], framework=self.framework, log=self.log,
-                              strict=self.options.strict if strict is None else strict)
+                              strict=self.options.strict if strict is None else strict,
+                              trace=self.trace, ids=self.ids, result_items=list)
 
     async def arerank(self, items: Sequence[T],
                       build: Callable[[list[T]], Awaitable[CandidatePool[T]]], *,
@@ -251,7 +271,8 @@ class Reranker:
 
         return await aread_or_native(ours, lambda: items[:k], framework=self.framework,
                                      log=self.log,
-                                     strict=self.options.strict if strict is None else strict)
+                                     strict=self.options.strict if strict is None else strict,
+                                     trace=self.trace, ids=self.ids, result_items=list)
 
 
 def warn_short_budget(owner: Any, options: ReadOptions, where: str) -> None:

@@ -12,7 +12,10 @@ same functions this repository's tests call on its own adapters:
 :func:`check_native`            ``policy="native"`` returns exactly the framework's own result
 :func:`check_fallback`          a read whose policy fails returns the framework's own result
                                 with one WARNING; with ``strict=True`` it raises
-:func:`check_adapter`           all four
+:func:`check_trace`             after a read, the adapter's ``last_trace`` says what it did:
+                                ``final`` is what it returned, ``native`` starts with the
+                                framework's own order, a fallback says why
+:func:`check_adapter`           all four (and :func:`check_trace` when given ``ids``)
 ==============================  =============================================================
 
 In a plugin's tests (any test runner; the checks raise :class:`ConformanceError`, an
@@ -49,7 +52,7 @@ from .selectors import Selector
 
 __all__ = ["BAD_OPTIONS", "ConformanceError", "FailingSelector", "SHARED_OPTIONS",
            "check_adapter", "check_bad_options", "check_fallback", "check_native",
-           "check_read_options"]
+           "check_read_options", "check_trace"]
 
 #: The read options every adapter takes, keyword-only, each defaulting to None.
 SHARED_OPTIONS = ("k", "pool", "policy", "policy_options", "strict")
@@ -243,9 +246,66 @@ def check_fallback(build: Callable[..., Any], read: Callable[[Any], Any],
     _fail("with strict=True a read whose policy fails must raise; it returned")
 
 
+def check_trace(build: Callable[..., Any], read: Callable[[Any], Any],
+                native: Callable[[], Any], ids: Callable[[Any], list], *,
+                trace_of: Callable[[Any], Any] = lambda adapter: adapter.last_trace) -> None:
+    """After a read, ``trace_of(adapter)`` (default ``adapter.last_trace``) is a
+    :class:`~mempursuit_core.trace.ReadTrace` that says what the read did: with the default
+    policy, ``final`` is what the read returned and ``native`` starts with the framework's own
+    order, no fallback; with ``policy="native"`` the same, ``final`` the framework's own
+    result; with a failing policy, ``fallback`` names the failure and ``final`` is the
+    framework's own result.
+
+    Parameters
+    ----------
+    ids : callable
+        ``ids(result) -> list``: the short ids (as the adapter's trace shows them) of the
+        items a result holds, in order.
+
+    Raises
+    ------
+    ConformanceError
+        Naming what the trace got wrong.
+    """
+    from .trace import ReadTrace
+
+    theirs = list(ids(_run(native())))
+    for policy in (DEFAULT_POLICY, "native"):
+        adapter = build(policy=policy)
+        ours = list(ids(_run(read(adapter))))
+        trace = trace_of(adapter)
+        if not isinstance(trace, ReadTrace):
+            _fail(f"after a read with policy={policy!r} last_trace is {trace!r}, not a ReadTrace")
+        if list(trace.final) != ours:
+            _fail(f"the trace's final order {list(trace.final)} is not what the read returned "
+                  f"{ours} (policy={policy!r})")
+        if list(trace.native[:len(theirs)]) != theirs:
+            _fail(f"the trace's native order {list(trace.native)} does not start with the "
+                  f"framework's own {theirs} (policy={policy!r})")
+        if trace.fallback is not None:
+            _fail(f"a read that worked has a fallback in its trace: {trace.fallback}")
+        if policy == "native" and ours != theirs:
+            _fail(f'the trace of policy="native" returned {ours}, not the framework\'s {theirs}')
+    adapter = build(policy=FailingSelector())
+    handler, root = _Records(), logging.getLogger()
+    root.addHandler(handler)  # the one fallback warning, kept off the test's output
+    try:
+        _run(read(adapter))
+    finally:
+        root.removeHandler(handler)
+    trace = trace_of(adapter)
+    if trace is None or FAILURE not in str(trace.fallback):
+        _fail(f"after a fallback the trace must say why; got {trace!r}")
+    if list(trace.final) != theirs:
+        _fail(f"after a fallback the trace's final {list(trace.final)} is not the framework's "
+              f"own result {theirs}")
+
+
 def check_adapter(cls: type | None = None, *, build: Callable[..., Any],
                   read: Callable[[Any], Any], native: Callable[[], Any],
-                  same: Callable[[Any, Any], bool] | None = None) -> None:
+                  same: Callable[[Any, Any], bool] | None = None,
+                  ids: Callable[[Any], list] | None = None,
+                  trace_of: Callable[[Any], Any] | None = None) -> None:
     """Every check: :func:`check_read_options` on ``cls`` (when given), then
     :func:`check_bad_options`, :func:`check_native` and :func:`check_fallback` with ``build``,
     ``read``, ``native`` and ``same``.
@@ -263,6 +323,10 @@ def check_adapter(cls: type | None = None, *, build: Callable[..., Any],
         ``native()`` -> the framework's own result for the same read, without the adapter.
     same : callable, optional
         ``same(ours, theirs) -> bool`` where ``==`` does not compare two results.
+    ids : callable, optional
+        ``ids(result) -> list`` of the items' short ids: also runs :func:`check_trace`.
+    trace_of : callable, optional
+        ``trace_of(adapter)``: where the trace is (default ``adapter.last_trace``).
 
     Raises
     ------
@@ -274,4 +338,7 @@ def check_adapter(cls: type | None = None, *, build: Callable[..., Any],
     check_bad_options(build)
     check_native(build, read, native, same=same)
     check_fallback(build, read, native, same=same)
+    if ids is not None:
+        check_trace(build, read, native, ids, **({} if trace_of is None else
+                                                 {"trace_of": trace_of}))
 

@@ -22,6 +22,8 @@ import hashlib
 import logging
 from typing import Any, Awaitable, Callable, Sequence
 
+from .trace import note_vectors
+
 __all__ = ["EmbeddedVectors", "VectorResolver", "register_vector_reader", "supported_stores",
            "vector_reader_for"]
 
@@ -88,6 +90,7 @@ class EmbeddedVectors:
         """Count ``n`` vectors read from ``source``."""
         if n:
             self.sources[source] = self.sources.get(source, 0) + n
+            note_vectors(source, n)
 
     def to_embed(self, texts: Sequence[str]) -> list[str]:
         """The distinct ``texts`` not embedded yet, in first-seen order."""

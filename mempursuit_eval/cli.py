@@ -113,6 +113,10 @@ def add_eval_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--policy-opt", type=_kv, action="append", default=[],
                    metavar="POLICY.KEY=VALUE", help="selector option, e.g. mempursuit.ridge=1e-8")
     g.add_argument("--pool", type=int, default=200, metavar="P", help="pool size (default 200)")
+    g.add_argument("--budget-tokens", type=int, nargs="+", default=[], metavar="B",
+                   help="also score complete coverage at equal tokens: each policy keeps the "
+                        "longest prefix of its order that fits B tokens (e.g. 500 1000 2000; "
+                        "the packaged MiniLM tokenizer)")
     g.add_argument("--no-prefix", action="store_true",
                    help="run every policy once per K instead of taking prefixes of the largest K")
     g.add_argument("--embedder", default="minilm", help=EMBEDDER_HELP)
@@ -175,6 +179,7 @@ def _config_from_args(args):
     return EvalConfig(
         dataset=args.dataset, data=args.data, framework=args.framework, units=args.units,
         k=tuple(args.k), policies=tuple(args.policies), pool=args.pool, out=out,
+        budget_tokens=tuple(args.budget_tokens),
         categories=args.categories, limit=args.limit, groups=args.groups, split=args.split,
         embedder=args.embedder, embedder_threads=args.embed_threads,
         native_order=args.native_order, backend_options=dict(args.backend_opt),

@@ -34,6 +34,7 @@ import numpy as np
 from mempursuit_core import DEFAULT_POLICY
 
 from .progress import Progress
+from .token_budgets import add_token_budgets, summarise_token_budgets
 from .cache import CachedEmbedder, check_cache_dir
 from .datasets import Dataset, default_cache_dir
 from .stages import (BASELINE, apply_policies, build_backend, check_framework, collect_pools,
@@ -128,6 +129,7 @@ class EvalConfig:
     k: tuple[int, ...] = (10, 20, 50)
     policies: tuple[str, ...] = ("native", DEFAULT_POLICY)
     pool: int = 200
+    budget_tokens: tuple[int, ...] = ()  # complete coverage at equal tokens (token_budgets)
     out: str | None = None
     categories: list[str] | None = None
     limit: int | None = None
@@ -173,6 +175,9 @@ class EvalConfig:
             raise ValueError(f"K values must be >= 1, got {list(self.k)}")
         self.k = tuple(sorted(set(ks)))
         _check_int("--pool", self.pool, 1, "candidates the store returns per question; default 200")
+        from .token_budgets import check_budgets
+
+        self.budget_tokens = check_budgets(self.budget_tokens or ())
         if self.pool < self.k[-1]:
             raise ValueError(
                 f"--pool {self.pool} is below --k {self.k[-1]}: every policy would keep the whole "
@@ -434,6 +439,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
 
         nested = {n: _is_nested(base_names[n], s, cfg) for n, s in selectors.items()}
         records: list[dict] = []
+        token_counts: dict[str, int] = {}
         latency_pools = []
         select_time = {n: 0.0 for n in selectors}
         t_pool = 0.0
@@ -447,11 +453,19 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
                 t_pool += time.perf_counter() - tp
                 if len(latency_pools) < cfg.latency_sample:
                     latency_pools.extend(pools[: cfg.latency_sample - len(latency_pools)])
-                chosen = apply_policies(selectors, pools, cfg.k, nested=nested,
+                # with token budgets every order is also read over the whole pool (K = P)
+                ks = cfg.k + ((cfg.pool,) if cfg.budget_tokens else ())
+                chosen = apply_policies(selectors, pools, ks, nested=nested,
                                         qids=[q.qid for q in chunk])
                 for name, s in chosen.seconds.items():
                     select_time[name] += s
-                records += score(chunk, pools, chosen, data.units_by_uid, cfg.k)
+                scored = score(chunk, pools, chosen, data.units_by_uid, cfg.k)
+                if cfg.budget_tokens:
+                    add_token_budgets(
+                        scored, {n: per_k[cfg.pool] for n, per_k in chosen.orders.items()},
+                        [[data.units_by_uid[u] for u in list(p.uids) + chosen.extra[i]]
+                         for i, p in enumerate(pools)], cfg.budget_tokens, token_counts)
+                records += scored
                 bar.update(len(chunk))
         timing["pools"] = t_pool
         timing["select"] = sum(select_time.values())
@@ -473,6 +487,10 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
             timing["qa"] = time.perf_counter() - t
 
         summary = summarise(cfg, data, records, latency, qa_info, inner.name)
+        if cfg.budget_tokens:
+            summary["token_budgets"] = summarise_token_budgets(
+                records, list(selectors), cfg.budget_tokens, baseline=BASELINE,
+                n_boot=cfg.bootstrap, seed=cfg.seed)
         for w in summary["warnings"]:
             log(f"warning: {w}")
         unscored = summary["unscored_ids"]
@@ -501,6 +519,7 @@ def _config_dict(cfg: EvalConfig, ds: Dataset, embedder: CachedEmbedder, store) 
     if not isinstance(cfg.embedder, str):
         d["embedder"] = repr(cfg.embedder)
     d["k"] = list(cfg.k)
+    d["budget_tokens"] = list(cfg.budget_tokens)
     d["policies"] = list(cfg.policies)
     d.update({
         "dataset_source": ds.source,

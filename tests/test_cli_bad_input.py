@@ -94,6 +94,8 @@ OPTION_CASES = {
                                                 "see 'mempursuit eval --help'"]),
     "limit 0": (["--limit", "0"], ["--limit must be an integer >= 1", "leave it out for all"]),
     "pool 0": (["--pool", "0"], ["--pool must be an integer >= 1"]),
+    "budget-tokens 0": (["--budget-tokens", "500", "0"],
+                        ["--budget-tokens takes a whole number of tokens >= 1", "got 0"]),
     "pool below k": (["--pool", "3", "--k", "2", "5"],
                      ["--pool 3 is below --k 5", "every difference from native would be zero",
                       "give --pool of at least 5"]),

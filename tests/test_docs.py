@@ -61,3 +61,19 @@ def test_every_framework_row_found_is_rendered_in_a_fixed_order(tmp_path):
     # the four known first (one not measured there falls back to its round-3 run), then the rest
     assert got == ["mem0-locomo", "round3/lightmem-locomo", "simplemem-locomo",
                    "round3/memorybank-locomo", "langgraph-locomo", "zeta-locomo"]
+
+
+def test_the_token_budget_table_is_the_committed_runs():
+    """docs/results.md's token-budget block is what benchmarks/token_budgets.py makes of its
+    committed JSON (benchmarks/readme_tables.py keeps it as it is)."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("token_budgets",
+                                                  ROOT / "benchmarks" / "token_budgets.py")
+    tokens = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tokens)
+    block = tokens.section(json.loads(tokens.RESULT.read_text()))
+    doc = tokens.DOC.read_text()
+    assert block in doc and doc.count(tokens.BEGIN) == 1
+    assert "spends fewer tokens for the same coverage" in block

@@ -44,11 +44,15 @@ def test_an_adapter_keyword_is_named_with_the_adapters_own_and_the_policys():
         ReadOptions.build("MemPursuitToy", own=__init__, documnet_store=3)
     message = _one_line(excinfo)
     assert message.startswith("MemPursuitToy: unknown option 'documnet_store' (did you mean "
-                              "'document_store'?); valid: document_store, follow_timeout, k, "
-                              "policy, policy_options, pool, strict, top_k (MemPursuitToy) and "
+                              "'document_store'?); valid: budget_tokens, document_store, "
+                              "follow_timeout, k, policy, policy_options, pool, strict, top_k "
+                              "(MemPursuitToy) and "
                               "adjacent, ")  # its own, the shared ones build takes, the policy's
     with pytest.raises(TypeError, match=r"'follow_timout' \(did you mean 'follow_timeout'\?\)"):
         ReadOptions.build("MemPursuitToy", own=__init__, follow_timout=1.0)
+    with pytest.raises(TypeError, match=r"'budget_token' \(did you mean 'budget_tokens'\?\)"):
+        ReadOptions.build("MemPursuitToy", own=__init__, budget_token=500)
+    assert ReadOptions.build("MemPursuitToy", own=__init__, budget_tokens=500).budget_tokens == 500
     assert message.endswith("(policy 'centered-fusion')")
     assert ReadOptions.build("MemPursuitToy", own=__init__, bridge=3).policy_options == {
         "bridge": 3}

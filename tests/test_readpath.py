@@ -152,3 +152,61 @@ def test_is_native_is_the_name_or_the_registered_selector_itself():
     assert not ReadOptions(policy=Shifted()).is_native  # a subclass may change the order
 
 
+
+
+def test_the_trace_of_a_read_is_built_in_the_read_path(caplog):
+    """``read_or_native(..., trace=slot)``: the pool's own order, the policy's choice, where the
+    vectors came from; a failed read: its reason and the framework's own result."""
+    from mempursuit_core.adapter import ReadTrace, TraceSlot
+
+    pool, slot = _pool(), TraceSlot()
+    got = read_or_native(lambda: pool.select(get_selector("mempursuit"), 3).items,
+                         lambda: pool.items[:3], strict=False, framework="Toy", trace=slot,
+                         ids=lambda m: m.upper(), result_items=list)
+    trace = slot.last
+    assert isinstance(trace, ReadTrace) and trace.policy == "mempursuit" and trace.k == 3
+    assert trace.native == ("M0", "M1", "M2", "M3", "M4", "M5")
+    assert trace.final == tuple(m.upper() for m in got) and trace.fallback is None
+    assert trace.vectors == {"store": 6} and trace.second_read is None
+    assert "\n" not in repr(trace) and repr(trace).startswith("ReadTrace(policy='mempursuit', k=3")
+
+    def broken():
+        pool.select(get_selector("mempursuit"), 3)
+        raise RuntimeError("lost the store")
+
+    with caplog.at_level(logging.WARNING, logger="mempursuit"):
+        got = read_or_native(broken, lambda: pool.items[:2], strict=False, framework="Toy",
+                             trace=slot)  # no ids: items by their place in the pool
+    assert slot.last.fallback == "RuntimeError: lost the store" and slot.last.final == ()
+    assert read_or_native(broken, lambda: pool.items[:2], strict=False, framework="Toy",
+                          trace=slot, result_items=list) == ["m0", "m1"]
+    assert slot.last.final == (0, 1) and slot.last.native == (0, 1, 2, 3, 4, 5)
+
+
+def test_a_token_budget_is_the_longest_prefix_that_fits_and_never_exceeded():
+    from mempursuit_core.tokens import token_counter
+
+    rng = np.random.default_rng(3)
+    words = "the cat sat on a mat while my sister painted the garden shed blue".split()
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 40, size=30)]
+    V = rng.normal(size=(30, 8))
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    pool = CandidatePool(list(range(30)), V[0], V, native_scores=V @ V[0],
+                         signals=pool_signals(texts, "question"))
+    counts = token_counter().counts(texts)
+    for policy in ("native", "centered-fusion", "mempursuit"):
+        full = pool.select(ReadOptions(policy=policy).selector(), 20).items
+        for budget in (1, 5, 30, 100, 250, 10_000):
+            got = pool.select(ReadOptions(policy=policy, budget_tokens=budget).selector(),
+                              20).items
+            assert got == full[:len(got)]  # a prefix of the K-order (nested)
+            assert sum(counts[i] for i in got) <= budget  # never exceeded
+            if len(got) < len(full):  # the longest: the next one does not fit
+                assert sum(counts[i] for i in full[:len(got) + 1]) > budget
+
+
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-5, ValueError), (2.5, TypeError),
+                                        (True, TypeError), ("500", TypeError)])
+def test_a_bad_token_budget_is_one_line(bad, error):
+    with pytest.raises(error, match=r"^Toy: budget_tokens takes a whole number of tokens >= 1"):
+        ReadOptions.build("Toy", budget_tokens=bad)

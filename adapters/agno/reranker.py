@@ -43,8 +43,8 @@ from agno.knowledge.reranker.base import Reranker as AgnoReranker
 from pydantic import PrivateAttr
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                     Reranker, ScopedTitleIndexes, TitleLookup, metadata_signals,
-                                     pool_signals)
+                                     ReadTrace, Reranker, ScopedTitleIndexes, TitleLookup,
+                                     TraceSlot, metadata_signals, pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitReranker", "AgnoReadError"]
 
@@ -110,6 +110,7 @@ class MemPursuitReranker(AgnoReranker):
     _scope: Dict[str, Any] = PrivateAttr(default_factory=dict)
     _titles: Any = PrivateAttr(default=None)
     _noted: bool = PrivateAttr(default=False)
+    _trace: TraceSlot = PrivateAttr(default_factory=TraceSlot)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
@@ -158,6 +159,12 @@ class MemPursuitReranker(AgnoReranker):
     def strict(self) -> bool:
         return self._options.strict
 
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        documents by id, else name, else position), or None."""
+        return self._trace.last
+
     # -- Agno's reranker interface ----------------------------------------------------------
 
     def search_limit(self, max_results: int) -> int:
@@ -171,7 +178,7 @@ class MemPursuitReranker(AgnoReranker):
     def _reranker(self, budget: int) -> Reranker:
         if budget not in self._rerankers:
             reranker = Reranker(dataclasses.replace(self._options, k=budget), framework="Agno",
-                                where="MemPursuitReranker")
+                                where="MemPursuitReranker", ids=_doc_id, trace=self._trace)
             reranker.selector = self._selector
             self._rerankers[budget] = reranker
         return self._rerankers[budget]
@@ -323,3 +330,8 @@ class MemPursuitReranker(AgnoReranker):
                            key=lambda d: md5((d.content or "").encode()).hexdigest(),
                            in_scope=inside if filters else None,
                            timeout=self._options.follow_timeout)
+
+
+def _doc_id(document: Document) -> Any:
+    """A document's short id in a trace: its ``id``, else its ``name`` (None: its position)."""
+    return document.id or document.name

@@ -34,7 +34,7 @@ from autogen_ext.memory.chromadb import ChromaDBVectorMemory, ChromaDBVectorMemo
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                      ScopedTitleIndexes, TitleLookup, aread_or_native, blank_query,
                                      get_embedder, metadata_signals, native_scores, plain_match,
-                                     pool_signals)
+                                     pool_signals, ReadTrace, TraceSlot)
 
 __all__ = ["AutoGenReadError", "DEFAULT_METADATA_KEYS", "MemPursuitChromaDBVectorMemory",
            "MemPursuitEmbeddingFunction"]
@@ -123,7 +123,14 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
                                    else metadata_keys)
         self._titles: Optional[tuple] = None  # (collection, its ScopedTitleIndexes)
         self._noted = False
+        self._trace = TraceSlot()
         super().__init__(config)
+
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last ``query`` on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: memories by Chroma id), or None."""
+        return self._trace.last
 
     # -- the pool ---------------------------------------------------------------------------
 
@@ -259,4 +266,6 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
             return MemoryQueryResult(results=list(kept))
 
         return await aread_or_native(ours, native, strict=self._read_options.strict,
-                                     framework="AutoGen")
+                                     framework="AutoGen", trace=self._trace,
+                                     ids=lambda m: (m.metadata or {}).get("id"),
+                                     result_items=lambda r: r.results)

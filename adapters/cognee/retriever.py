@@ -37,8 +37,9 @@ from cognee.modules.retrieval.chunks_retriever import ChunksRetriever
 from cognee.modules.retrieval.register_retriever import use_retriever
 from cognee.modules.search.types import SearchType
 
-from mempursuit_core.adapter import (ReadOptions, StoredPool, aread_or_native,
-                                     blank_query, pool_signals, stored_pool)
+from mempursuit_core.adapter import (ReadOptions, ReadTrace, StoredPool, TraceSlot,
+                                     aread_or_native, blank_query, note_vectors, pool_signals,
+                                     recording, stored_pool)
 
 __all__ = ["CHUNK_SIGNALS", "ChunkPool", "CogneeReadError", "MemPursuitChunksRetriever",
            "use_mempursuit"]
@@ -81,6 +82,16 @@ def _time(ms: Any) -> Any:
     return ms
 
 
+class _ClassTrace:
+    """``last_trace`` read on the class or an instance: the class's slot."""
+
+    def __init__(self, read: Any) -> None:
+        self.read, self.__doc__ = read, read.__doc__
+
+    def __get__(self, obj: Any, cls: type) -> ReadTrace | None:
+        return self.read(cls)
+
+
 class MemPursuitChunksRetriever(ChunksRetriever):
     """cognee's ``ChunksRetriever`` whose ``K`` chunks are what a read policy picks from ``P``.
 
@@ -90,7 +101,7 @@ class MemPursuitChunksRetriever(ChunksRetriever):
         cognee's ``K`` (``cognee.search(..., top_k=...)``); the ``k`` option caps it.
     node_name, node_name_filter_operator
         cognee's node-set filter, applied to the pool's search.
-    k, pool, policy, policy_options, strict
+    k, pool, policy, policy_options, strict, budget_tokens
         The read options (``mempursuit_core.ReadOptions``): ``pool`` is ``P`` (default 200,
         raised to ``K``); ``policy="native"`` is cognee's own ``ChunksRetriever``.
     **kwargs
@@ -100,16 +111,19 @@ class MemPursuitChunksRetriever(ChunksRetriever):
 
     #: Read options bound by :func:`use_mempursuit` (a subclass per registration).
     read_options: Mapping[str, Any] = {}
+    #: Where the reads of this class (each a new retriever of cognee's) keep their trace.
+    traces: TraceSlot = TraceSlot()
 
     def __init__(self, top_k: int | None = 5, node_name: list[str] | None = None,
                  node_name_filter_operator: str = "OR", *, k: int | None = None,
                  pool: int | None = None, policy: Any = None,
                  policy_options: Mapping[str, Any] | None = None, strict: bool | None = None,
-                 **kwargs: Any):
+                 budget_tokens: int | None = None, **kwargs: Any):
         super().__init__(top_k=top_k, node_name=node_name,
                          node_name_filter_operator=node_name_filter_operator)
         bound = {**self.read_options, **_given(k=k, pool=pool, policy=policy,
-                                               policy_options=policy_options, strict=strict)}
+                                               policy_options=policy_options, strict=strict,
+                                               budget_tokens=budget_tokens)}
         self.options = ReadOptions.build("MemPursuitChunksRetriever", **bound)
         self.selector = self.options.selector()
 
@@ -122,8 +136,21 @@ class MemPursuitChunksRetriever(ChunksRetriever):
         """Whether the policy is cognee's own order (every search passes through)."""
         return self.options.is_native
 
+    @_ClassTrace
+    def last_trace(cls) -> ReadTrace | None:
+        """What the last read of this class on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: chunks by id), or None; on the class that
+        :func:`use_mempursuit` returns too (cognee makes a retriever per search)."""
+        return cls.traces.last
+
     async def get_retrieved_objects(self, query: str, query_batch: Any = None) -> Any:
         """The chunks for ``query``: the policy's ``K`` of cognee's nearest ``P``."""
+        with recording(type(self).traces, lambda r: str(r.id), list) as record:
+            found = await self._retrieved(query)
+            record.done(found)
+        return found
+
+    async def _retrieved(self, query: str) -> Any:
         if self.top_k is None:  # cognee reads the whole collection: there is no K to choose
             return await super().get_retrieved_objects(query)
         budget = self.options.budget(self.top_k)
@@ -239,19 +266,21 @@ class MemPursuitChunksRetriever(ChunksRetriever):
                            type(engine).__name__)
         texts = [str((r.payload or {}).get("text", "")) for r in found]
         vecs = await engine.embedding_engine.embed_text(texts)
+        note_vectors("embedded", len(texts))
         return dict(zip(ids, vecs))
 
 
 def use_mempursuit(search_type: Any = None, *, k: int | None = None, pool: int | None = None,
                    policy: Any = None, policy_options: Mapping[str, Any] | None = None,
-                   strict: bool | None = None) -> type[MemPursuitChunksRetriever]:
+                   strict: bool | None = None,
+                   budget_tokens: int | None = None) -> type[MemPursuitChunksRetriever]:
     """Make ``cognee.search(..., query_type=search_type)`` answer with the read policy.
 
     Parameters
     ----------
     search_type : cognee SearchType, default ``SearchType.CHUNKS``
         The chunk search type to take over (cognee's ``use_retriever``).
-    k, pool, policy, policy_options, strict
+    k, pool, policy, policy_options, strict, budget_tokens
         Read options for every search of that type (checked now).
 
     Returns
@@ -263,10 +292,11 @@ def use_mempursuit(search_type: Any = None, *, k: int | None = None, pool: int |
     search_type = SearchType.CHUNKS if search_type is None else search_type
     if not isinstance(search_type, SearchType):
         raise TypeError(f"search_type must be a cognee SearchType, got {search_type!r}")
-    bound = _given(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict)
+    bound = _given(k=k, pool=pool, policy=policy, policy_options=policy_options, strict=strict,
+                   budget_tokens=budget_tokens)
     ReadOptions.build("use_mempursuit", **bound).selector()  # bad options fail here, not later
     retriever = type("MemPursuitChunksRetriever", (MemPursuitChunksRetriever,),
-                     {"read_options": bound, "__module__": __name__,
+                     {"read_options": bound, "traces": TraceSlot(), "__module__": __name__,
                       "__doc__": MemPursuitChunksRetriever.__doc__})
     use_retriever(search_type, retriever)
     return retriever

@@ -48,9 +48,10 @@ from crewai.memory.types import MemoryRecord, embed_text
 from crewai.memory.unified_memory import Memory
 from pydantic import PrivateAttr
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                     ScopedTitleIndexes, TitleLookup, blank_query, did_you_mean,
-                                     metadata_signals, native_scores, pool_signals, read_or_native)
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_METADATA_KEYS, Fetched, ReadOptions,
+                                     ReadTrace, ScopedTitleIndexes, TitleLookup, TraceSlot,
+                                     blank_query, did_you_mean, metadata_signals, native_scores,
+                                     pool_signals, read_or_native, recording)
 
 __all__ = ["CrewAIReadError", "DEFAULT_METADATA_KEYS", "MemPursuitMemory", "PolicyStorage"]
 
@@ -68,7 +69,7 @@ def _like(text: str) -> str:
             .replace("'", "''"))
 
 #: Our own keyword arguments; every other one must be a field of CrewAI's ``Memory``.
-_OURS = ("k", "pool", "policy", "policy_options", "strict", "metadata_keys")
+_OURS = ("k", "pool", "policy", "policy_options", "strict", "metadata_keys", "budget_tokens")
 _RECALL = inspect.signature(Memory.recall)
 
 
@@ -342,11 +343,13 @@ class MemPursuitMemory(Memory):
     _read_options: ReadOptions = PrivateAttr()
     _selector: Any = PrivateAttr(default=None)
     _metadata_keys: Dict[str, str] = PrivateAttr(default_factory=dict)
+    _trace: TraceSlot = PrivateAttr(default_factory=TraceSlot)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
                  strict: Optional[bool] = None,
-                 metadata_keys: Optional[Mapping[str, str]] = None, **fields: Any):
+                 metadata_keys: Optional[Mapping[str, str]] = None,
+                 budget_tokens: Optional[int] = None, **fields: Any):
         unknown = sorted(set(fields) - set(Memory.model_fields))
         if unknown:
             near = did_you_mean(unknown[0], [*_OURS, *Memory.model_fields])
@@ -357,7 +360,8 @@ class MemPursuitMemory(Memory):
             raise TypeError("MemPursuitMemory: metadata_keys takes {signal: metadata key}, got "
                             f"{type(metadata_keys).__name__}")
         options = ReadOptions.build("MemPursuitMemory", k=k, pool=pool, policy=policy,
-                                    policy_options=policy_options, strict=strict)
+                                    policy_options=policy_options, strict=strict,
+                                    budget_tokens=budget_tokens)
         selector = options.selector()  # a bad policy name or option fails here
         super().__init__(**fields)
         self._read_options = options
@@ -389,6 +393,14 @@ class MemPursuitMemory(Memory):
     def strict(self) -> bool:
         return self._read_options.strict
 
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last ``recall`` on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: records by id; ``native`` is the storage's
+        own order of the pool, ``final`` the recall's result after CrewAI's composite score),
+        or None."""
+        return self._trace.last
+
     # -- the read ---------------------------------------------------------------------------
 
     def recall(self, query: str, *args: Any, **kwargs: Any):
@@ -398,14 +410,19 @@ class MemPursuitMemory(Memory):
         CrewAI's own recall, untouched."""
         storage = self._storage
         if not isinstance(storage, PolicyStorage) or blank_query(query, "MemPursuitMemory"):
-            return super().recall(query, *args, **kwargs)
+            with recording(self._trace, _record_id, _records) as record:
+                results = super().recall(query, *args, **kwargs)
+                record.done(results)
+            return results
         given = _RECALL.bind(self, query, *args, **kwargs)
         given.apply_defaults()
         read = _Read(storage, str(query), self._read_options.budget(int(given.arguments["limit"])),
                      given.arguments["source"], bool(given.arguments["include_private"]))
         token = _READ.set(read)
         try:
-            results = super().recall(query, *args, **kwargs)
+            with recording(self._trace, _record_id, _records) as record:
+                results = super().recall(query, *args, **kwargs)
+                record.done(results)  # a search that fell back recorded why
         finally:
             _READ.reset(token)
         if self._read_options.strict and read.errors:
@@ -453,3 +470,15 @@ class MemPursuitMemory(Memory):
         return wrapper.pool(hits, qv, query, source=source, include_private=include_private,
                             filters=dict(scope_prefix=scope_prefix, categories=categories,
                                          metadata_filter=metadata_filter))
+
+
+def _record_id(item: Any) -> Any:
+    """A record's id in a trace, from a storage hit ``(record, score)``, a ``MemoryMatch`` or a
+    record."""
+    item = item[0] if isinstance(item, tuple) else getattr(item, "record", item)
+    return item.id
+
+
+def _records(matches: Any) -> list:
+    """The records of a recall's ``MemoryMatch`` results, in order."""
+    return [m.record for m in matches]

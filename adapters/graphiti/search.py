@@ -30,8 +30,9 @@ community scopes of a ``SearchConfig`` are passed to Graphiti unchanged.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphiti_core.edges import EntityEdge
@@ -44,8 +45,9 @@ from graphiti_core.search.search_config_recipes import (COMBINED_HYBRID_SEARCH_C
 from graphiti_core.search.search_filters import SearchFilters
 from graphiti_core.search.search_utils import get_embeddings_for_edges, get_embeddings_for_nodes
 
-from mempursuit_core.adapter import (Fetched, ReadOptions, ScopedTitleIndexes, StoredPool,
-                                     TitleLookup, aread_or_native, blank_query, pool_signals,
+from mempursuit_core.adapter import (Fetched, ReadOptions, ReadTrace, ScopedTitleIndexes,
+                                     StoredPool, TitleLookup, TraceSlot, aread_or_native,
+                                     blank_query, note_final, note_pool, pool_signals, recording,
                                      stored_pool)
 
 __all__ = ["EDGE_SIGNALS", "EmptyPoolError", "GraphitiPool", "GraphitiReadError", "MemPursuitGraphiti",
@@ -96,6 +98,20 @@ def _scores(n: int) -> list[float]:
     return [1.0 / (i + 1) for i in range(n)]
 
 
+def _traced(items: Callable[[Any], list]) -> Callable:
+    """A read method whose trace goes to ``self._trace`` (items by uuid; ``items(result)``:
+    what it returned, in order)."""
+    def wrap(read: Callable) -> Callable:
+        @functools.wraps(read)
+        async def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with recording(self._trace, lambda x: x.uuid, items) as record:
+                got = await read(self, *args, **kwargs)
+                record.done(got)
+            return got
+        return traced
+    return wrap
+
+
 class MemPursuitGraphiti:
     """A ``Graphiti`` whose fact and entity searches return what a read policy picks.
 
@@ -138,6 +154,7 @@ class MemPursuitGraphiti:
         self._titles: ScopedTitleIndexes | None = None
         self._loop: list = [None]  # the event loop of the latest entity read
         self._noted = False
+        self._trace = TraceSlot()
 
     def __getattr__(self, name: str) -> Any:
         if name in ("graphiti", "options", "selector", "entity_titles", "_titles", "_loop",
@@ -153,8 +170,15 @@ class MemPursuitGraphiti:
         """Whether the policy is Graphiti's own order (every search passes through)."""
         return self.options.is_native
 
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """What the last ``search`` / ``search_`` on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: edges, then nodes, by uuid), or None."""
+        return self._trace.last
+
     # ---------------------------------------------------------------- Graphiti's two reads
 
+    @_traced(list)
     async def search(self, query: str, center_node_uuid: str | None = None,
                      group_ids: list[str] | None = None, num_results: int = DEFAULT_SEARCH_LIMIT,
                      search_filter: SearchFilters | None = None, driver: Any = None
@@ -175,6 +199,7 @@ class MemPursuitGraphiti:
                                  search_filter=search_filter, driver=driver)
         return got.edges
 
+    @_traced(lambda got: list(got.edges) + list(got.nodes))
     async def search_(self, query: str, config: SearchConfig = COMBINED_HYBRID_SEARCH_CROSS_ENCODER,
                       group_ids: list[str] | None = None, center_node_uuid: str | None = None,
                       bfs_origin_node_uuids: list[str] | None = None,
@@ -415,6 +440,8 @@ class MemPursuitGraphiti:
         if nodes:
             results.nodes = self.choose(nodes, budget)
             results.node_reranker_scores = _scores(len(results.nodes))
+        note_pool([x for p in (edges, nodes) if p for x in p.native])  # edges, then nodes
+        note_final(list(results.edges) + list(results.nodes))
         return results
 
 

@@ -66,7 +66,8 @@ from haystack.core.errors import SerializationError
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
                                     Reranker, ScopedTitleIndexes, TitleLookup, VectorResolver,
-                                    check_int, metadata_signals, native_scores, pool_signals)
+                                    ReadTrace, TraceSlot, check_int, metadata_signals,
+                                    native_scores, pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitRanker"]
 
@@ -185,9 +186,11 @@ class MemPursuitRanker:
             log=logger, fix="Set return_embedding=True on the retriever, or pass "
             "document_store=, to use the stored ones.")
         self._minilm = None
+        self._trace = TraceSlot()
         self.filters = filters
         self.whole_store = whole_store
         self.follow_timeout = self._options.follow_timeout
+        self.budget_tokens = self._options.budget_tokens
         self._indexes: Optional[ScopedTitleIndexes] = None  # the store's, one per scope
         self._noted = False
 
@@ -213,7 +216,7 @@ class MemPursuitRanker:
                 f"MemPursuitRanker: policy={type(self.policy).__name__}(...) is an object; a "
                 "serialised pipeline needs a registered policy name (register the selector "
                 "through a plugin, or build this ranker in code)")
-        return default_to_dict(self, top_k=self.top_k, k=self.k, pool=self.pool,
+        data = default_to_dict(self, top_k=self.top_k, k=self.k, pool=self.pool,
                                policy=self.policy, policy_options=self.policy_options,
                                strict=self.strict, document_store=self.document_store,
                                text_embedder=self.text_embedder,
@@ -221,12 +224,21 @@ class MemPursuitRanker:
                                metadata_keys=self.metadata_keys, filters=self.filters,
                                whole_store=self.whole_store,
                                follow_timeout=self.follow_timeout)
+        if self.budget_tokens is not None:
+            data["init_parameters"]["budget_tokens"] = self.budget_tokens
+        return data
 
     @classmethod
     def from_dict(cls, data: Dict[str, Any]) -> "MemPursuitRanker":
         """The ranker :meth:`to_dict` wrote (the store and embedders rebuilt by their
         ``from_dict``)."""
         return default_from_dict(cls, data)
+
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last ``run`` on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: documents by id), or None."""
+        return self._trace.last
 
     @property
     def vector_sources(self) -> Dict[str, int]:
@@ -239,7 +251,8 @@ class MemPursuitRanker:
         ``k`` = that budget, the one selector built at construction."""
         if budget not in self._rerankers:
             reranker = Reranker(dataclasses.replace(self._options, k=budget),
-                                framework="Haystack", where="MemPursuitRanker")
+                                framework="Haystack", where="MemPursuitRanker",
+                                ids=lambda d: d.id, trace=self._trace)
             reranker.selector = self._selector
             self._rerankers[budget] = reranker
         return self._rerankers[budget]

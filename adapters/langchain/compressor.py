@@ -61,11 +61,11 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.vectorstores import VectorStore
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                    Reranker, TitleIndex, TitleLookup, VectorResolver,
-                                    aread_or_native, blank_query, metadata_signals, pool_signals,
-                                    read_or_native, register_vector_reader, warn_short_budget,
-                                    write_version)
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_METADATA_KEYS, Fetched, ReadOptions,
+                                     ReadTrace, Reranker, TitleIndex, TitleLookup, TraceSlot,
+                                     VectorResolver, aread_or_native, blank_query,
+                                     metadata_signals, pool_signals, read_or_native,
+                                     register_vector_reader, warn_short_budget, write_version)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "DocumentPool", "MemPursuitCompressor", "MemPursuitRetriever"]
 
@@ -326,6 +326,7 @@ class _ReadFields(BaseModel):
     _pool_builder: DocumentPool = PrivateAttr()
     _reranker: Any = PrivateAttr(default=None)
     _warned_budget: bool = PrivateAttr(default=False)
+    _trace: TraceSlot = PrivateAttr(default_factory=TraceSlot)
 
     def _setup(self, where: str, k, pool, policy, policy_options, strict, options) -> dict:
         built = ReadOptions.build(where, k=k, pool=pool, policy=policy,
@@ -336,6 +337,16 @@ class _ReadFields(BaseModel):
 
     def _select(self, pool: CandidatePool, k: int) -> list:
         return pool.select(self._selector, k).items
+
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        documents by ``Document.id``, else by position), or None."""
+        return self._trace.last
+
+    def _traced(self) -> dict:
+        """The keywords of :func:`read_or_native` that record this read's trace."""
+        return {"trace": self._trace, "ids": _doc_id, "result_items": list}
 
     @property
     def vector_sources(self) -> Dict[str, int]:
@@ -397,7 +408,8 @@ class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
         keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None else metadata_keys)
         super().__init__(**fields, embeddings=embeddings, vector_store=vector_store,
                          metadata_keys=keys, filter=filter, whole_store=whole_store)
-        self._reranker = Reranker(built, framework="LangChain", where="MemPursuitCompressor")
+        self._reranker = Reranker(built, framework="LangChain", where="MemPursuitCompressor",
+                                  ids=_doc_id, trace=self._trace)
         self._options, self._selector = built, self._reranker.selector
         self._pool_builder = DocumentPool(embeddings, vector_store, keys, whole_store=whole_store,
                                           follow_timeout=built.follow_timeout,
@@ -516,25 +528,38 @@ class MemPursuitRetriever(_ReadFields, BaseRetriever):
         def native() -> List[Document]:
             return self.vectorstore.similarity_search(query, k=k, **search)
 
-        if self.is_native or blank_query(query, "MemPursuitRetriever"):
+        if self.is_native and self._options.budget_tokens is None:
+            return read_or_native(native, native, strict=self.strict, framework="LangChain",
+                                  **self._traced())
+        if blank_query(query, "MemPursuitRetriever"):
             return native()
         return read_or_native(lambda: self._select(self.candidate_pool(query, **kwargs), k),
-                              native, strict=self.strict, framework="LangChain")
+                              native, strict=self.strict, framework="LangChain", **self._traced())
 
     async def _aget_relevant_documents(self, query: str, *,
                                        run_manager: AsyncCallbackManagerForRetrieverRun,
                                        **kwargs: Any) -> List[Document]:
         k, _, search = self._call(kwargs)
-        if self.is_native or blank_query(query, "MemPursuitRetriever"):
+        if not (self.is_native and self._options.budget_tokens is None) and blank_query(
+                query, "MemPursuitRetriever"):
             return await self.vectorstore.asimilarity_search(query, k=k, **search)
 
         async def ours():
+            if self.is_native and self._options.budget_tokens is None:
+                return await native()
             return self._select(await self.acandidate_pool(query, **kwargs), k)
 
         async def native():
             return await self.vectorstore.asimilarity_search(query, k=k, **search)
 
-        return await aread_or_native(ours, native, strict=self.strict, framework="LangChain")
+        return await aread_or_native(ours, native, strict=self.strict, framework="LangChain",
+                                     **self._traced())
+
+
+def _doc_id(document: Document) -> Any:
+    """A document's short id in a trace: its ``id``, else the ``_id`` a store put in its
+    metadata (Qdrant's), else None (the trace shows its position)."""
+    return document.id if document.id is not None else (document.metadata or {}).get("_id")
 
 
 def _k_from_search_kwargs(given: Any, k: Any, pool: Any) -> tuple[Any, Any]:

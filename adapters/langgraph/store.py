@@ -49,10 +49,11 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (BaseStore, GetOp, Op, PutOp, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.adapter import (TITLE_KEYS, Fetched, ReadOptions, ScopedTitleIndexes,
-                                     StoredPool, TitleLookup, aread_or_native, blank_query,
-                                     document_title, note_write, plain_match, pool_signals,
-                                     read_or_native, stored_pool)
+from mempursuit_core.adapter import (Fetched, ReadOptions, ReadTrace, ScopedTitleIndexes,
+                                     StoredPool, TITLE_KEYS, TitleLookup, TraceSlot,
+                                     aread_or_native, blank_query, document_title, note_write,
+                                     plain_match, pool_signals, read_or_native, recording,
+                                     stored_pool)
 
 from .ann import apool_search, pool_search  # ANN indexes: a full pool of P
 from .readers import BUILTIN_POSTGRES, VectorAccessError, reader_for
@@ -244,7 +245,7 @@ class MemPursuitStore(BaseStore):
     """
 
     __slots__ = ("store", "options", "selector", "signal_fields", "capture", "supports_ttl",
-                 "ttl_config", "_warned", "_titles")
+                 "ttl_config", "_warned", "_titles", "_trace")
 
     def __init__(self, store: BaseStore, *, k: int | None = None, pool: int | None = None,
                  policy: Any = None, policy_options: Mapping[str, Any] | None = None,
@@ -258,6 +259,7 @@ class MemPursuitStore(BaseStore):
                                          policy_options=policy_options, strict=strict,
                                          own=self.__init__, **extra)
         self.selector = self.options.selector()
+        self._trace = TraceSlot()
         fields = dict(SIGNAL_FIELDS)
         for name, names in (signal_fields or {}).items():
             if name not in SIGNAL_FIELDS:
@@ -345,15 +347,30 @@ class MemPursuitStore(BaseStore):
 
     def search(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
                limit: int = 10, **kwargs: Any) -> list[SearchItem]:
-        if self._unchanged(query, limit):
-            return self.store.search(namespace_prefix, query=query, limit=limit, **kwargs)
-        return super().search(namespace_prefix, query=query, limit=limit, **kwargs)
+        with recording(self._trace, _item_key, list) as record:
+            if self._unchanged(query, limit):
+                got = self.store.search(namespace_prefix, query=query, limit=limit, **kwargs)
+            else:
+                got = super().search(namespace_prefix, query=query, limit=limit, **kwargs)
+            record.done(got)
+        return got
 
     async def asearch(self, namespace_prefix: tuple[str, ...], /, *, query: str | None = None,
                       limit: int = 10, **kwargs: Any) -> list[SearchItem]:
-        if self._unchanged(query, limit):
-            return await self.store.asearch(namespace_prefix, query=query, limit=limit, **kwargs)
-        return await super().asearch(namespace_prefix, query=query, limit=limit, **kwargs)
+        with recording(self._trace, _item_key, list) as record:
+            if self._unchanged(query, limit):
+                got = await self.store.asearch(namespace_prefix, query=query, limit=limit,
+                                               **kwargs)
+            else:
+                got = await super().asearch(namespace_prefix, query=query, limit=limit, **kwargs)
+            record.done(got)
+        return got
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """What the last search on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        items by key), or None."""
+        return self._trace.last
 
     def _budgeted(self, ops: Iterable[Op]) -> list[Op]:
         """The ops, with ``k`` applied to query searches (``min(k, limit)``)."""
@@ -412,7 +429,8 @@ class MemPursuitStore(BaseStore):
             return self._choose(pool, op, budget)
 
         got = read_or_native(ours, lambda: self.store.batch([op])[0],
-                             strict=self.options.strict, framework="LangGraph", log=logger)
+                             strict=self.options.strict, framework="LangGraph", log=logger,
+                             trace=self._trace, ids=_item_key, result_items=list)
         if op.refresh_ttl and got and self.supports_ttl:
             self.store.batch([GetOp(i.namespace, i.key, refresh_ttl=True) for i in got])
         return got
@@ -427,7 +445,8 @@ class MemPursuitStore(BaseStore):
             return (await self.store.abatch([op]))[0]
 
         got = await aread_or_native(ours, native, strict=self.options.strict,
-                                    framework="LangGraph", log=logger)
+                                    framework="LangGraph", log=logger, trace=self._trace,
+                                    ids=_item_key, result_items=list)
         if op.refresh_ttl and got and self.supports_ttl:
             await self.store.abatch([GetOp(i.namespace, i.key, refresh_ttl=True) for i in got])
         return got
@@ -677,3 +696,8 @@ class MemPursuitStore(BaseStore):
             if found is not None:
                 extra["title_lookup"] = found
         return pool_signals(self.texts(items), query, timestamps=stamps, **extra)
+
+
+def _item_key(item: Any) -> str:
+    """An item's short id in a trace: its key."""
+    return item.key

@@ -50,9 +50,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions,
-                                    Selection, Selector, blank_query, check_int, pool_signals,
-                                    qdrant_search_params, read_or_native)
+from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, ReadTrace,
+                                     Selection, Selector, TraceSlot, blank_query, check_int,
+                                     pool_signals, qdrant_search_params, read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -373,7 +373,14 @@ class MemPursuitLightMemory:
                                          policy_options=policy_options, strict=strict,
                                          own=self.__init__, **options)
         self.selector = self.options.selector()
+        self._trace = TraceSlot()
         self._warn_if_store_unprotected()
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        memories by id), or None."""
+        return self._trace.last
 
     @classmethod
     def from_config(
@@ -486,7 +493,7 @@ class MemPursuitLightMemory:
 
         return self._read(
             lambda: self._select(query, limit, filters, boundmem_tags, boundmem_drop_untagged),
-            native, reasons.append, query=query)
+            native, reasons.append, items=lambda got: got.entries, query=query)
 
     def retrieve(
         self,
@@ -540,7 +547,7 @@ class MemPursuitLightMemory:
                               boundmem_drop_untagged=boundmem_drop_untagged)
             return list(self.memory.retrieve(query, limit, filters, **kwargs))
 
-        return self._read(ours, native, query=query)
+        return self._read(ours, native, items=list if return_full else None, query=query)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -573,15 +580,18 @@ class MemPursuitLightMemory:
         return LightMemSelection(entries=chosen.items, pool=pool, selection=chosen.selection,
                                  info={"candidates": idx})
 
-    def _read(self, ours, native, on_fallback=None, *, query=None):
+    def _read(self, ours, native, on_fallback=None, items=None, *, query=None):
         """``ours()``, or LightMem's own result with one warning (:func:`read_or_native`), as
-        for an empty or blank ``query`` (:func:`blank_query`)."""
+        for an empty or blank ``query`` (:func:`blank_query`); ``items(result)``: the hit dicts a
+        result holds (the trace's final order; None: the policy's choice, and nothing after a
+        fallback to strings)."""
         if not self.options.is_native and blank_query(query, "MemPursuitLightMemory", log=logger):
             if on_fallback is not None:
                 on_fallback("the query is empty or blank")
             return native()
         return read_or_native(ours, native, strict=self.options.strict, framework="LightMem",
-                              log=logger, on_fallback=on_fallback)
+                              log=logger, on_fallback=on_fallback, trace=self._trace,
+                              ids=lambda hit: hit["id"], result_items=items)
 
     def _native_hits(self, query, limit, filters, boundmem_tags, drop_untagged) -> list[dict]:
         """LightMem's native hits, obtained exactly as ``LightMemory.retrieve`` obtains them."""

@@ -66,8 +66,8 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                    Reranker, TitleIndex, TitleLookup, VectorResolver,
-                                    metadata_signals, native_scores, pool_signals,
+                                    ReadTrace, Reranker, TitleIndex, TitleLookup, VectorResolver,
+                                    TraceSlot, metadata_signals, native_scores, pool_signals,
                                     register_vector_reader, vector_reader_for, write_version)
 
 __all__ = ["MemPursuitPostprocessor", "DEFAULT_METADATA_KEYS"]
@@ -144,6 +144,7 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     _store_ids: Any = PrivateAttr(default=None)
     _index: Any = PrivateAttr(default=None)
     _noted: bool = PrivateAttr(default=False)
+    _trace: TraceSlot = PrivateAttr(default_factory=TraceSlot)
 
     def __init__(self, *, k: Optional[int] = None, pool: Optional[int] = None,
                  policy: Any = None, policy_options: Optional[Mapping[str, Any]] = None,
@@ -180,7 +181,8 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
                                             else metadata_keys),
                          docstore=docstore, filters=filters, whole_store=whole_store)
         self._options = built
-        self._reranker = Reranker(built, framework="LlamaIndex", where="MemPursuitPostprocessor")
+        self._reranker = Reranker(built, framework="LlamaIndex", where="MemPursuitPostprocessor",
+                                  ids=lambda n: n.node.node_id, trace=self._trace)
         self._store_ids = store_ids
 
     @classmethod
@@ -190,6 +192,12 @@ class MemPursuitPostprocessor(BaseNodePostprocessor):
     @property
     def _selector(self):
         return self._reranker.selector
+
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        nodes by node id), or None."""
+        return self._trace.last
 
     @property
     def vector_sources(self) -> Dict[str, int]:

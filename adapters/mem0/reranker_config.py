@@ -17,7 +17,8 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
 
     ``k`` (budget, default: the search's ``top_k``), ``pool`` (P, default 200), ``policy``
     (a selector name, default ``mempursuit_core.DEFAULT_POLICY``), ``policy_options`` (selector
-    keyword options), ``strict`` (raise instead of falling back to Mem0's native result).
+    keyword options), ``strict`` (raise instead of falling back to Mem0's native result),
+    ``budget_tokens`` (a token budget beside ``k``: the longest prefix of the order that fits).
     ``top_k`` (Mem0's common reranker field) is accepted as an alias of ``k``. Unknown keys are
     an error, unlike Mem0's own reranker configs, so a typo cannot silently change the policy.
     """
@@ -29,6 +30,7 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     policy: str = Field(default=DEFAULT_POLICY, description="Selector name")
     policy_options: Dict[str, Any] = Field(default_factory=dict, description="Selector options")
     strict: bool = Field(default=False, description="Raise instead of falling back to native")
+    budget_tokens: Optional[int] = Field(default=None, description="Token budget beside k")
 
     @model_validator(mode="before")
     @classmethod
@@ -51,6 +53,7 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
             policy=self.policy,
             policy_options=dict(self.policy_options),
             strict=self.strict,
+            budget_tokens=self.budget_tokens,
         )
 
 

@@ -37,9 +37,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_FOLLOW_TIMEOUT, CandidatePool, Fetched, PoolSignals,
-                                    ScopedTitleIndexes, TitleLookup, aread_or_native, plain_match,
-                                    read_or_native)
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_FOLLOW_TIMEOUT, Fetched, PoolSignals,
+                                     ReadTrace, ScopedTitleIndexes, TitleLookup, TraceSlot,
+                                     aread_or_native, plain_match, read_or_native)
 
 from .ann import full_pool  # ANN indexes: a full pool of P
 from .settings import MemPursuitSettings
@@ -171,7 +171,9 @@ def _query_sparse(vector_store: Any, query: str):
 
 @dataclass
 class SearchTrace:
-    """What the last bound search on this thread did (for benchmarks and debugging).
+    """The timings and sizes of the last bound search on this thread (for benchmarks;
+    :attr:`PursuitBinding.last_search`). What the read did, in every adapter's shape, is
+    :attr:`PursuitBinding.last_trace`.
 
     ``timings`` (seconds): ``pool`` = Mem0's own retrieval of P candidates (query embedding,
     vector search, scoring), ``embed`` = the query-embedding part of it, ``fetch`` = reading the
@@ -194,19 +196,23 @@ class SearchTrace:
 _REQUIRED_PARAMS = ("query", "filters", "limit")
 
 
+def _memory_id(item: Any) -> str:
+    """A memory's short id in a trace: Mem0's memory id."""
+    return str(item["id"])
+
+
 class PursuitBinding:
     """A read policy bound to one Mem0 memory instance (created by :func:`bind`)."""
 
     def __init__(self, settings: MemPursuitSettings):
-        from mempursuit_core.adapter import get_selector
-
         self.settings = settings
         # Built now so that a bad policy name or option fails at configuration time.
-        self.selector = get_selector(settings.policy, **settings.policy_options)
+        self.selector = settings.selector()  # with budget_tokens: filled in the policy's order
         self.policy = settings.policy
         self.active = True
         self.inactive_reason: str | None = None
         self._local = threading.local()
+        self._traces = TraceSlot()
         self._signatures: dict[Any, inspect.Signature] = {}
         self.is_async = False
 
@@ -216,8 +222,15 @@ class PursuitBinding:
         return f"<PursuitBinding policy={s.policy!r} k={s.k} pool={s.pool} ({state})>"
 
     @property
-    def last_trace(self) -> SearchTrace | None:
-        """The trace of the last bound search run on the calling thread."""
+    def last_trace(self) -> ReadTrace | None:
+        """What the last bound search on the calling thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`, as every adapter keeps it: memories by
+        id), or None."""
+        return self._traces.last
+
+    @property
+    def last_search(self) -> SearchTrace | None:
+        """The timings and sizes of the last bound search on the calling thread."""
         return getattr(self._local, "trace", None)
 
     # -------------------------------------------------------------- installation
@@ -318,7 +331,8 @@ class PursuitBinding:
             trace.fallback = reason
 
         return read_or_native(ours, native, strict=self.settings.strict, framework="Mem0",
-                              log=logger, on_fallback=noted, strict_error=AdapterError)
+                              log=logger, on_fallback=noted, strict_error=AdapterError,
+                              trace=self._traces, ids=_memory_id, result_items=list)
 
     async def _aread(self, ours: Callable[[], Any], native: Callable[[], Any],
                      trace: SearchTrace):
@@ -328,7 +342,8 @@ class PursuitBinding:
 
         return await aread_or_native(ours, native, strict=self.settings.strict,
                                      framework="Mem0", log=logger, on_fallback=noted,
-                                     strict_error=AdapterError)
+                                     strict_error=AdapterError, trace=self._traces,
+                                     ids=_memory_id, result_items=list)
 
     def _reorder(
         self, memory, query: str, pool: list, k: int, p: int, cap: _Capture, explain: bool,

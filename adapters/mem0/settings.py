@@ -33,6 +33,9 @@ class MemPursuitSettings(ReadOptions):
         False: when the adapter cannot read (a changed Mem0 internal, a store whose vectors it
         cannot fetch, a policy error) the search returns Mem0's native result and a warning
         is logged. True: the same cases raise :class:`mempursuit_mem0.search.AdapterError`.
+    budget_tokens : int or None, default None
+        A token budget beside ``k``: a search returns the longest prefix of the policy's order
+        whose memories fit (:mod:`mempursuit_core.tokens`).
     """
 
     def __post_init__(self) -> None:

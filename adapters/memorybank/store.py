@@ -43,8 +43,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions, blank_query,
-                                    check_k, pool_signals, read_or_native)
+from mempursuit_core.adapter import (CandidatePool, DEFAULT_POOL, ReadOptions, ReadTrace,
+                                     TraceSlot, blank_query, check_k, pool_signals, read_or_native,
+                                     recording)
 
 from .documents import Document, Templates, build_documents, detect_language, get_templates
 from .embedding import EmbedderAdapter, resolve_embedder
@@ -213,6 +214,7 @@ class MemoryBankStore:
         policy: Any = None,
         policy_options: Mapping[str, Any] | None = None,
         strict: bool | None = None,
+        budget_tokens: int | None = None,
     ):
         if summary_value not in ("literal", "content"):
             raise ValueError(f"summary_value must be 'literal' or 'content', got {summary_value!r}")
@@ -230,9 +232,11 @@ class MemoryBankStore:
         self.budget = int(budget)
         self.window = window
         self.rewrite_queries = bool(rewrite_queries)
+        self._trace = TraceSlot()
         # how read() chooses its seeds unless a read says otherwise (the same for every adapter)
         self.options = ReadOptions.build("MemoryBankStore", k=k, pool=pool, policy=policy,
-                                         policy_options=policy_options, strict=strict)
+                                         policy_options=policy_options, strict=strict,
+                                         budget_tokens=budget_tokens)
         self.options.selector()  # a bad policy name or option fails here, not at the first read
         self.memory_path: Path | None = None
         self.index_dir: Path | None = None
@@ -733,6 +737,8 @@ class MemoryBankStore:
         if all(v is None for v in given.values()) and policy_options is None and not extra:
             return self.options
         o = self.options
+        extra = dict(extra)
+        tokens = extra.pop("budget_tokens", o.budget_tokens)
         if policy_options is None and not extra and given["policy"] is None:
             policy_options = o.policy_options  # the store's policy, with its options
         return ReadOptions(
@@ -741,6 +747,7 @@ class MemoryBankStore:
             policy=o.policy if given["policy"] is None else given["policy"],
             policy_options={**(policy_options or {}), **extra},
             strict=o.strict if given["strict"] is None else given["strict"],
+            budget_tokens=tokens,
         )
 
     def read_vector(
@@ -773,7 +780,10 @@ class MemoryBankStore:
                                    policy="native", **common)
 
         if opts.is_native or blank_query(query, "MemoryBankStore", log=logger):
-            return native()
+            with recording(self._trace, int, _seeds) as record:
+                got = native()
+                record.done(got)
+            return got
         sel = opts.selector()
         name = getattr(sel, "name", "selector")
 
@@ -790,8 +800,19 @@ class MemoryBankStore:
                                    selection=chosen.selection, **common)
 
         return read_or_native(ours, native, strict=opts.strict, framework="MemoryBank",
-                              log=logger)
+                              log=logger, trace=self._trace, ids=int, result_items=_seeds)
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        the seeds and the pool by document position), or None."""
+        return self._trace.last
 
     def __repr__(self) -> str:
         return (f"<MemoryBankStore user={self.memory.name!r} language={self.language!r} "
                 f"documents={len(self._docs)} embedder={self.embedder.name!r} status={self.status!r}>")
+
+
+def _seeds(result: ReadResult) -> tuple[int, ...]:
+    """A read's seeds, in the order they were chosen (the trace's final order)."""
+    return result.seeds

@@ -49,8 +49,9 @@ from semantic_kernel.data._shared import KernelSearchResults
 from semantic_kernel.data.vector import VectorSearchResult
 
 from mempursuit_core.adapter import (DEFAULT_METADATA_KEYS, CandidatePool, Fetched, ReadOptions,
-                                     ScopedTitleIndexes, TitleLookup, aread_or_native, blank_query,
-                                     check_int, metadata_signals, pool_signals)
+                                     ReadTrace, ScopedTitleIndexes, TitleLookup, TraceSlot,
+                                     aread_or_native, blank_query, check_int, metadata_signals,
+                                     pool_signals)
 
 __all__ = ["DEFAULT_METADATA_KEYS", "MemPursuitCollection", "SemanticKernelReadError"]
 
@@ -168,6 +169,7 @@ class MemPursuitCollection:
         self.policy, self.strict = self._options.policy, self._options.strict
         self.policy_options = dict(self._options.policy_options)
         self._titles: Optional[ScopedTitleIndexes] = None
+        self._trace = TraceSlot()
         self._noted = False
 
     @staticmethod
@@ -364,11 +366,16 @@ class MemPursuitCollection:
         check_int("skip", skip, minimum=0)
         budget = self._options.budget(top)
 
-        def native():
-            return self.collection.search(
+        returned: List[Any] = []  # what the read returns, for its trace
+
+        async def native():
+            got = await self.collection.search(
                 values, vector=vector, vector_property_name=vector_property_name,
                 filter=filter, top=top, skip=skip, include_total_count=include_total_count,
                 include_vectors=include_vectors, **kwargs)
+            returned[:] = await _iterate(got.results)
+            got.results = _desync(list(returned))
+            return got
 
         async def ours():
             if self._options.is_native or (
@@ -382,11 +389,21 @@ class MemPursuitCollection:
             kept = pool.select(self._selector, wanted).items[skip:] if pool.items else []
             if not include_vectors and kept:
                 kept = await self._without_vectors(kept)
+            returned[:] = kept
             return KernelSearchResults(results=_desync(kept),
                                        total_count=total if include_total_count else None)
 
+        key = self.collection.definition.key_name
         return await aread_or_native(ours, native, strict=self.strict,
-                                     framework="Semantic Kernel")
+                                     framework="Semantic Kernel", trace=self._trace,
+                                     ids=lambda r: _value(r.record, key),
+                                     result_items=lambda _: returned)
+
+    @property
+    def last_trace(self) -> Optional[ReadTrace]:
+        """What the last ``search`` on this thread did (a
+        :class:`~mempursuit_core.trace.ReadTrace`: records by key), or None."""
+        return self._trace.last
 
     async def _without_vectors(self, kept: List[VectorSearchResult]) -> List[VectorSearchResult]:
         """The kept results with their records read again by key, without vectors."""

@@ -48,8 +48,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from mempursuit_core.adapter import (DEFAULT_POOL, CandidatePool, ReadOptions,
-                                    Selection, Selector, blank_query, check_int, pool_signals,
-                                    read_or_native)
+                                     ReadTrace, Selection, Selector, TraceSlot, blank_query,
+                                     check_int, pool_signals, read_or_native)
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
@@ -337,6 +337,7 @@ class MemPursuitRetriever:
                                          own=self.__init__, **options)
         self.k = DEFAULT_K if self.options.k is None else self.options.k
         self.selector = self.options.selector()
+        self._trace = TraceSlot()
         self.deterministic = bool(deterministic)
         self._warned_lexical = False
 
@@ -450,7 +451,15 @@ class MemPursuitRetriever:
             state["reason"] = "the query is empty or blank"
             return fallback()
         return read_or_native(ours, fallback, strict=self.options.strict, framework="SimpleMem",
-                              log=logger, on_fallback=lambda r: state.update(reason=r))
+                              log=logger, on_fallback=lambda r: state.update(reason=r),
+                              trace=self._trace, ids=lambda e: e.entry_id,
+                              result_items=lambda got: got.entries)
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """What the last read on this thread did (a :class:`~mempursuit_core.trace.ReadTrace`:
+        entries by ``entry_id``), or None."""
+        return self._trace.last
 
     def _lexical(self, query: str, entry_ids: list[str]) -> np.ndarray | None:
         """The ``"lexical"`` signal, shape (P,), or None (logged once) when SimpleMem's keyword
