@@ -132,8 +132,10 @@ class Reader:
                 self._embedder = embedder
             return self._embedder
 
-    def selector(self, policy: str | None, options: dict[str, Any]):
-        """The built selector for ``(policy, options)``, resolved once and kept (bounded).
+    def selector(self, policy: str | None, options: dict[str, Any],
+                 budget_tokens: int | None = None):
+        """The built selector for ``(policy, options, budget_tokens)``, resolved once and kept
+        (bounded).
 
         Raises
         ------
@@ -142,7 +144,7 @@ class Reader:
         """
         name = policy or self.default_policy
         try:
-            key = (name, json.dumps(options, sort_keys=True))
+            key = (name, json.dumps(options, sort_keys=True), budget_tokens)
         except (TypeError, ValueError):
             raise BadRequest(422, "policy_options must be JSON values") from None
         with self._selector_lock:
@@ -151,7 +153,8 @@ class Reader:
                 self._selectors.move_to_end(key)
                 return found
         try:
-            selector = ReadOptions(policy=name, policy_options=options).selector()
+            selector = ReadOptions(policy=name, policy_options=options,
+                                   budget_tokens=budget_tokens).selector()
         except KeyError as exc:  # UnknownNameError: the message lists the registered names
             raise BadRequest(422, str(exc)) from None
         except (TypeError, ValueError) as exc:
@@ -184,7 +187,7 @@ class Reader:
         BadRequest
             Unknown policy, bad options, vectors the policy refuses.
         """
-        selector = self.selector(req.policy, req.policy_options)
+        selector = self.selector(req.policy, req.policy_options, req.budget_tokens)
         name = req.policy or self.default_policy
         if not req.texts:
             return ReadResult([], name)

@@ -46,6 +46,9 @@ class RerankRequest:
         None: the service's default.
     policy_options : dict
     return_documents : bool
+    budget_tokens : int or None
+        A context budget in tokens: the results are the longest prefix of the policy's
+        ``top_n`` whose texts fit (the core's token count), never more.
     """
 
     query: str
@@ -57,6 +60,7 @@ class RerankRequest:
     policy: str | None = None
     policy_options: dict[str, Any] = field(default_factory=dict)
     return_documents: bool = False
+    budget_tokens: int | None = None
 
 
 def _document_text(doc: Any, i: int) -> tuple[str, str | None]:
@@ -197,6 +201,11 @@ def parse_request(body: Any, *, max_documents: int) -> RerankRequest:
     return_documents = body.get("return_documents", False)
     if not isinstance(return_documents, bool):
         raise BadRequest(422, "return_documents must be true or false")
+    budget = body.get("budget_tokens")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
+                               or budget < 1):
+        raise BadRequest(422, "budget_tokens must be a whole number of tokens >= 1 (or null)")
     return RerankRequest(query=query, texts=texts, top_n=min(top_n, P), titles=titles,
                          query_vector=query_vector, vectors=vectors, policy=policy,
-                         policy_options=options, return_documents=return_documents)
+                         policy_options=options, return_documents=return_documents,
+                         budget_tokens=budget)

@@ -143,6 +143,23 @@ def test_the_scores_fall_with_the_policy_s_order_and_top_n_cuts(client):
     assert client.post("/v1/rerank", json={"query": QUERY, "documents": []}).json()["results"] == []
 
 
+def test_a_token_budget_keeps_the_longest_prefix_that_fits(client):
+    from mempursuit_core.tokens import token_counter
+
+    query, vectors, texts = _pool(seed=5)
+    body = {"query": "which topics?", "documents": texts, "top_n": 20,
+            "query_vector": query.tolist(), "vectors": vectors.tolist()}
+    full = [x["index"] for x in client.post("/v1/rerank", json=body).json()["results"]]
+    counts = token_counter().counts(texts)
+    for budget in (1, 7, 30, 10_000):
+        got = [x["index"] for x in client.post(
+            "/v2/rerank", json={**body, "budget_tokens": budget}).json()["results"]]
+        assert got == full[:len(got)]  # a prefix of the policy's order
+        assert sum(counts[i] for i in got) <= budget  # never over
+        if len(got) < len(full):  # the longest that fits
+            assert sum(counts[i] for i in full[:len(got) + 1]) > budget
+
+
 def test_the_tei_shape(client):
     r = client.post("/rerank", json={"query": QUERY, "texts": TEXTS, "return_text": True})
     assert r.status_code == 200
@@ -210,6 +227,11 @@ BAD = [  # (what, body bytes, status, a fragment of the message)
     ("top_n 0", json.dumps({"query": "q", "documents": ["a"], "top_n": 0}).encode(), 422, "top_n"),
     ("titles of another length", json.dumps({"query": "q", "documents": ["a", "b"],
                                              "titles": ["x"]}).encode(), 422, "titles"),
+    ("a budget of 0 tokens", json.dumps({"query": "q", "documents": ["a"], "budget_tokens": 0}
+                                        ).encode(), 422, "budget_tokens"),
+    ("a budget that is text", json.dumps({"query": "q", "documents": ["a"],
+                                          "budget_tokens": "500"}).encode(), 422,
+     "budget_tokens"),
 ]
 
 
