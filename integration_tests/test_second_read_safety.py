@@ -19,25 +19,8 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
 from mempursuit_core.embed import get_embedder  # noqa: E402
 
-SONG = "I Can't See Myself Leaving You"
-PERFORMER = "Aretha Franklin"
-QUESTION = f"Where did the performer of song {SONG} die?"
-POOL, K = 3, 2
-
-
-def _passages(user: str) -> list[tuple[str, str, str]]:
-    """``(id, title, text)``: the user's song (near the question), her performer's passage (far
-    from it: never in a pool of 3) and fillers."""
-    rows = [(f"{user}-song", SONG, f"{SONG} is a song recorded by Aretha Franklin in 1969."),
-            (f"{user}-performer", PERFORMER, f"Aretha Louise Franklin ({user}) was an American "
-                                             "singer. She died in Detroit, Michigan in 2018."),
-            (f"{user}-leaving", "Leaving You", "Leaving You is a song by a band.")]
-    rows += [(f"{user}-filler-{i}", f"Filler {i}",
-              f"Filler paragraph number {i} about songs and leaving.") for i in range(12)]
-    return rows
-
-
-ROWS = {"A": _passages("A"), "B": _passages("B")}
+from two_users import K, PERFORMER, POOL, QUESTION, ROWS, SONG  # noqa: E402,F401
+from two_users import text as _text  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +34,6 @@ def embed():
         return cache[text].tolist()
     return vector
 
-
-def _text(title: str, text: str) -> str:
-    return f"{title}: {text}"
 
 
 # -- Haystack ----------------------------------------------------------------------------------
