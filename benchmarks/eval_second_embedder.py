@@ -121,7 +121,7 @@ def main(argv=None) -> int:
                 order = sel.select(pool.query_vector, pool.vectors, max(args.k),
                                    native_scores=pool.native_scores, signals=pool.signals).order
                 for k in args.k:
-                    got[name][k].append(coverage(by_uid, q, [pool.uids[i] for i in order[:k]]))
+                    got[name][k].append(coverage(by_uid, q, [pool.items[i] for i in order[:k]]))
         run = {}
         print(f"\n{args.dataset}, {embedder.name}, plain store, {native} native order, P={args.pool}, "
               f"{len(questions)} questions")

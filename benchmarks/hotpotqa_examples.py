@@ -51,13 +51,13 @@ def main(argv=None) -> int:
             picks[name] = sel.select(pool.query_vector, pool.vectors, K,
                                      native_scores=pool.native_scores,
                                      signals=pool.signals).order[:K].tolist()
-        kept = {n: {pool.uids[j] for j in p} for n, p in picks.items()}
+        kept = {n: {pool.items[j] for j in p} for n, p in picks.items()}
         if not (gold <= kept["native"] and gold <= kept[DEFAULT_POLICY]
                 and not gold <= kept["mempursuit"]):
             continue
         cos = pool.vectors @ pool.query_vector / np.linalg.norm(pool.vectors, axis=1)
         found.append({"question": q.text, "gold": [units[g].title for g in q.gold_sessions],
-                      **{n: [[units[pool.uids[j]].title, round(float(cos[j]), 2)] for j in p]
+                      **{n: [[units[pool.items[j]].title, round(float(cos[j]), 2)] for j in p]
                          for n, p in picks.items()}})
         if len(found) == args.examples:
             break

@@ -47,11 +47,11 @@ def main(argv=None) -> int:
         if not q.gold_sessions or q.category == "adversarial":
             continue
         pool = store.pool(q.group, q.text, 200)
-        speakers = pool.signals.overlay({"titles": [units[u].speaker for u in pool.uids]})
+        speakers = pool.signals.overlay({"titles": [units[u].speaker for u in pool.items]})
         for name, signals in (("as shipped", pool.signals), ("speakers as titles", speakers)):
             order = sel.select(pool.query_vector, pool.vectors, K,
                                native_scores=pool.native_scores, signals=signals).order[:K]
-            kept = [units[pool.uids[j]] for j in order]
+            kept = [units[pool.items[j]] for j in order]
             sessions = {u.session_id for u in kept}
             turns = {t for u in kept for t in u.source_ids}
             acc[name]["session"].append(set(q.gold_sessions) <= sessions)

@@ -86,8 +86,8 @@ def read(sel, pool, k: int) -> list[str]:
     first = sel.select(pool.query_vector, pool.vectors, k, native_scores=pool.native_scores,
                        signals=pool.signals)
     got = follow_up(first, pool.query_vector, pool.vectors, k,
-                    native_scores=pool.native_scores, signals=pool.signals, items=pool.uids)
-    uids = list(pool.uids) + (list(got.extra.items) if got.extra is not None else [])
+                    native_scores=pool.native_scores, signals=pool.signals, items=pool.items)
+    uids = list(pool.items) + (list(got.extra.items) if got.extra is not None else [])
     return [uids[i] for i in got.order[:k]]
 
 

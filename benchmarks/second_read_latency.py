@@ -60,7 +60,7 @@ def main(argv=None) -> int:
                                          native_scores=pool.native_scores, signals=pool.signals),
                               pool.query_vector, pool.vectors, k,
                               native_scores=pool.native_scores, signals=pool.signals,
-                              items=pool.uids)
+                              items=pool.items)
                     best = min(best, time.perf_counter() - t0)
                 times[name].append(1e3 * best)
         base = float(np.median(times["follow=0"]))

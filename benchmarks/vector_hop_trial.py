@@ -42,12 +42,12 @@ for q, v in zip(qs, qv):
     top /= np.linalg.norm(top, axis=1, keepdims=True)
     u = v / np.linalg.norm(v)
     q2 = u + top.mean(0); q2 /= np.linalg.norm(q2)
-    inpool = set(p.uids)
+    inpool = set(p.items)
     sims = g.vectors @ q2
     cand = [i for i in np.argsort(-sims) if g.uids[i] not in inpool]
     for F in res:
         if F == 0:
-            order = first.order; uids = p.uids
+            order = first.order; uids = p.items
         else:
             rows = np.asarray(cand[:F])
             from mempursuit_core.follow import extended_signals
@@ -55,7 +55,7 @@ for q, v in zip(qs, qv):
             sig = extended_signals(p.signals, P, fetched)
             M = np.concatenate([p.vectors, g.vectors[rows]])
             order = sel.select(p.query_vector, M, K, signals=sig).order
-            uids = p.uids + fetched.items
+            uids = p.items + fetched.items
         got = {units[uids[i]].session_id for i in order[:K]}
         res[F].append(set(q.gold_sessions) <= got)
 out = {"native": native, "pool": P, "k": K, "n": len(res[0]),

@@ -57,7 +57,7 @@ def harness_order(pool, k: int, policy: str = DEFAULT_POLICY) -> tuple[list[str]
     rec = Recorder(policy)
     sel = rec.select(pool.query_vector, pool.vectors, k, native_scores=pool.native_scores,
                      signals=pool.signals)
-    return [pool.uids[i] for i in np.asarray(sel.order)[:k]], rec.calls[-1]["signals"]
+    return [pool.items[i] for i in np.asarray(sel.order)[:k]], rec.calls[-1]["signals"]
 
 
 def assert_parity(harness: Mapping[str, Any], adapter: Mapping[str, Any],
@@ -93,8 +93,8 @@ def built_pool(backend, encoder, workdir, facts, question: str):
     backend.build(units, embedder=encoder, workdir=workdir, progress=done.append)
     assert sum(done) == len(units)
     pool = backend.pool("alice", question, 200)
-    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
-    texts = [facts[int(u.split("/")[1])] for u in pool.uids]
+    assert sorted(pool.items) == sorted(u.uid for u in units if u.group == "alice")
+    texts = [facts[int(u.split("/")[1])] for u in pool.items]
     assert list(pool.signals["texts"]) == texts
     assert np.allclose(pool.vectors, encoder.encode(texts), atol=1e-5)
     return units, pool, texts

@@ -203,7 +203,7 @@ def test_eval_backend_pools_are_the_vector_dbs_own_read(tmp_path):
     assert not {"speakers", "session_ids", "timestamps", "titles"} & set(pool.signals)
     db = backend._db("alice")
     alone = Knowledge(vector_db=db).search(QUESTION, max_results=3)
-    assert backend.pool("alice", QUESTION, 3).uids == [d.meta_data["uid"] for d in alone]
+    assert backend.pool("alice", QUESTION, 3).items == [d.meta_data["uid"] for d in alone]
     # parity: the harness's order is the reranker's inside Knowledge.search, same signals
     order, harness_signals = harness_order(pool, 3)
     recorder = Recorder()
@@ -214,7 +214,7 @@ def test_eval_backend_pools_are_the_vector_dbs_own_read(tmp_path):
     again = AgnoBackend(dataset_signals=True)
     assert again.load_existing(units, embedder=encoder, workdir=tmp_path)  # the saved store
     mixed = again.pool("alice", QUESTION, 200)
-    assert mixed.uids == pool.uids and set(mixed.signals["speakers"]) == {"alice"}
+    assert mixed.items == pool.items and set(mixed.signals["speakers"]) == {"alice"}
     assert not AgnoBackend().load_existing(units[:-1], embedder=encoder, workdir=tmp_path)
     backend.close()
 

@@ -182,7 +182,7 @@ def test_eval_backend_pools_are_autogens_own_read(tmp_path):
     again = AutoGenBackend(dataset_signals=True)
     assert again.load_existing(units, embedder=encoder, workdir=tmp_path)  # the saved store
     mixed = again.pool("alice", QUESTION, 200)
-    assert mixed.uids == pool.uids and set(mixed.signals["speakers"]) == {"alice"}
+    assert mixed.items == pool.items and set(mixed.signals["speakers"]) == {"alice"}
     again.close()
     assert not AutoGenBackend().load_existing(units[:-1], embedder=encoder, workdir=tmp_path)
 

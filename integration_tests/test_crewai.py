@@ -290,11 +290,11 @@ def test_eval_backend_pools_are_crewais_own_read(tmp_path):
     units, pool, texts = built_pool(backend, encoder, tmp_path, FACTS, QUESTION)
     assert list(pool.signals["speakers"]) == ["alice"] * len(texts)
     by_uid = {u.uid: u for u in units}
-    assert list(pool.signals["session_ids"]) == [by_uid[u].session_id for u in pool.uids]
+    assert list(pool.signals["session_ids"]) == [by_uid[u].session_id for u in pool.items]
     memory = backend._memory("alice")
     alone = Memory(storage=memory._storage, embedder=EMBEDDER).recall(QUESTION, limit=3,
                                                                       depth="shallow")
-    assert set(backend.pool("alice", QUESTION, 3).uids) == {m.record.metadata["uid"]
+    assert set(backend.pool("alice", QUESTION, 3).items) == {m.record.metadata["uid"]
                                                             for m in alone}
     order, harness_signals = harness_order(pool, 3)
     recorder = Recorder()
@@ -304,7 +304,7 @@ def test_eval_backend_pools_are_crewais_own_read(tmp_path):
     assert_parity(harness_signals, recorder.calls[-1]["signals"])
     again = CrewAIBackend(dataset_signals=True)
     assert again.load_existing(units, embedder=encoder, workdir=tmp_path)  # the saved store
-    assert again.pool("alice", QUESTION, 200).uids == pool.uids
+    assert again.pool("alice", QUESTION, 200).items == pool.items
     assert not CrewAIBackend().load_existing(units[:-1], embedder=encoder, workdir=tmp_path)
     backend.close()
 

@@ -260,13 +260,13 @@ def test_eval_backend_reads_through_the_adapter(graph, model, tmp_path):
         every = EDGE_HYBRID_SEARCH_MMR.model_copy(update={"limit": 200,
                                                            "reranker_min_score": float("-inf")})
         own = store._run(store._graphiti.search_(q, every, group_ids=["g0"]))
-        assert mmr.uids == [store._uids[e.uuid] for e in own.edges]
-        assert sorted(mmr.uids) == sorted(pool.uids) and mmr.uids != pool.uids
+        assert mmr.items == [store._uids[e.uuid] for e in own.edges]
+        assert sorted(mmr.items) == sorted(pool.items) and mmr.items != pool.items
         # Graphiti's default floor (reranker_min_score = 0) keeps only candidates closer to the
         # query than to every other candidate: a few of the pool, which is why it is lifted
         floor = store._run(store._graphiti.search_(
             q, EDGE_HYBRID_SEARCH_MMR.model_copy(update={"limit": 200}), group_ids=["g0"]))
-        assert len(floor.edges) < len(mmr.uids) / 2
+        assert len(floor.edges) < len(mmr.items) / 2
     finally:
         store.close()
 

@@ -280,11 +280,11 @@ def test_eval_backend_pools_are_the_retrievers_own_read(tmp_path):
     alone = InMemoryEmbeddingRetriever(backend._store, top_k=3, filters={
         "field": "meta.session_id", "operator": "==", "value": "alice"}).run(
         query_embedding=embedder.encode([QUESTION])[0].tolist())["documents"]
-    assert backend.pool("alice", QUESTION, 3).uids == [d.id for d in alone]
+    assert backend.pool("alice", QUESTION, 3).items == [d.id for d in alone]
     dataset = HaystackBackend(dataset_signals=True)
     assert dataset.load_existing(units, embedder=embedder, workdir=tmp_path)  # the saved store
     mixed = dataset.pool("alice", QUESTION, 200)
-    assert mixed.uids == pool.uids and set(mixed.signals["speakers"]) == {"alice"}
+    assert mixed.items == pool.items and set(mixed.signals["speakers"]) == {"alice"}
     assert not HaystackBackend().load_existing(units[:-1], embedder=embedder, workdir=tmp_path)
     backend.close()
 
@@ -299,7 +299,7 @@ def test_eval_backend_hands_titles_over_as_meta(tmp_path):
     backend.build(units, embedder=get_embedder("minilm", threads=1), workdir=tmp_path)
     pool = backend.pool("docs", QUESTION, 200)
     by_uid = {u.uid: u for u in units}
-    assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.uids]
+    assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.items]
 
 
 @pytest.mark.parametrize("policy", [None, "native"])

@@ -507,12 +507,12 @@ def test_eval_backend_reads_the_adapter_pool(kind, embed, tmp_path, request):
         q = ds.questions[0]
         pool = backend.pool(q.group, q.text, 200)
         units = {u.uid: u for u in ds.units}
-        assert {units[u].group for u in pool.uids} == {q.group}
-        assert len(pool.uids) == sum(u.group == q.group for u in ds.units)
+        assert {units[u].group for u in pool.items} == {q.group}
+        assert len(pool.items) == sum(u.group == q.group for u in ds.units)
         np.testing.assert_allclose(pool.vectors, embed.model.encode(
-            [units[u].text for u in pool.uids]), atol=1e-5)
-        assert list(pool.signals["session_ids"]) == [units[u].session_id for u in pool.uids]
-        assert list(pool.signals["speakers"]) == [units[u].speaker for u in pool.uids]
+            [units[u].text for u in pool.items]), atol=1e-5)
+        assert list(pool.signals["session_ids"]) == [units[u].session_id for u in pool.items]
+        assert list(pool.signals["speakers"]) == [units[u].speaker for u in pool.items]
         assert np.all(np.diff(pool.native_scores) <= 1e-6)
     finally:
         backend.close()
@@ -551,8 +551,8 @@ def test_eval_backend_takes_dataset_signals(embed, tmp_path):
         q = ds.questions[0]
         pool = backend.pool(q.group, q.text, 200)
         units = {u.uid: u for u in ds.units}
-        assert len(pool.uids) == sum(u.group == q.group for u in ds.units)
-        assert list(pool.signals["session_ids"]) == [units[u].session_id for u in pool.uids]
-        assert list(pool.signals["speakers"]) == [units[u].speaker for u in pool.uids]
+        assert len(pool.items) == sum(u.group == q.group for u in ds.units)
+        assert list(pool.signals["session_ids"]) == [units[u].session_id for u in pool.items]
+        assert list(pool.signals["speakers"]) == [units[u].speaker for u in pool.items]
     finally:
         backend.close()

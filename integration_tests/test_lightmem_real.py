@@ -147,17 +147,17 @@ def test_real_lightmem_eval_backend(tmp_path, minilm_path, locomo0):
     assert sum(done) == len(units)
     q = questions(locomo0[1])[0]
     pool = backend.pool("conv-a", q, 40)
-    assert len(pool.uids) == 40 and all(u.startswith("conv-a/") for u in pool.uids)
+    assert len(pool.items) == 40 and all(u.startswith("conv-a/") for u in pool.items)
     assert np.allclose(pool.vectors, embedder.encode(pool.signals["texts"]), atol=1e-5)
     assert np.all(np.diff(pool.native_scores) <= 1e-9)
     qv = embedder.encode([q])[0]
     again = backend.pool("conv-a", q, 40, query_vector=qv)
-    assert again.uids == pool.uids
+    assert again.items == pool.items
     # the pool is LightMem's own retrieve order
     memory = backend._memories["conv-a"]
     texts = [s.split(" ", 2)[2] for s in memory.retrieve(q, limit=40)]
     assert texts == pool.signals["texts"]
-    assert len(backend.pool("conv-b", q, 200).uids) == 50
+    assert len(backend.pool("conv-b", q, 200).items) == 50
     backend.close()
 
 
@@ -191,10 +191,10 @@ def test_eval_backend_reads_through_the_adapter(tmp_path, minilm_path, locomo0):
             assert "session_ids" not in handed  # LightMem keeps no session id
             by_uid = {u.uid: u for u in units}
             pool = backend.pool("conv-a", q, P)
-            assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
+            assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.items]
         backend.dataset_signals = True  # --dataset-signals: the benchmark's labels on request
         pool = backend.pool("conv-a", questions(locomo0[1])[0], P)
-        assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.uids]
+        assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.items]
     finally:
         backend.close()
 

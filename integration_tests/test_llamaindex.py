@@ -257,8 +257,8 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
     backend.build(units, embedder=embedder, workdir=tmp_path, progress=done.append)
     assert sum(done) == len(units)
     pool = backend.pool("alice", QUESTION, 200)
-    assert sorted(pool.uids) == sorted(u.uid for u in units if u.group == "alice")
-    stored = [f"<message role='user'>{FACTS[int(u.split('/')[1])]}</message>" for u in pool.uids]
+    assert sorted(pool.items) == sorted(u.uid for u in units if u.group == "alice")
+    stored = [f"<message role='user'>{FACTS[int(u.split('/')[1])]}</message>" for u in pool.items]
     assert pool.signals["texts"] == stored
     assert np.allclose(pool.vectors, embedder.encode(stored), atol=1e-5)
     assert np.all(np.diff(pool.native_scores) <= 1e-6)  # the block's (Qdrant's) cosine order
@@ -268,8 +268,8 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
     assert "titles" not in pool.signals  # dialogue units have no title
     qv = embedder.encode([QUESTION])[0]
     again = backend.pool("alice", QUESTION, 3, query_vector=qv)
-    assert again.uids == pool.uids[:3] and np.allclose(again.query_vector, qv)
-    assert len(backend.pool("bob", QUESTION, 200).uids) == 3
+    assert again.items == pool.items[:3] and np.allclose(again.query_vector, qv)
+    assert len(backend.pool("bob", QUESTION, 200).items) == 3
     with pytest.raises(KeyError):
         backend.pool("carol", QUESTION, 10)
     backend.close()
@@ -278,7 +278,7 @@ def test_eval_backend_pools_are_the_memory_blocks_own_read(tmp_path):
     reopened = LlamaIndexBackend()
     assert reopened.load_existing(units, embedder=embedder, workdir=tmp_path)
     same = reopened.pool("alice", QUESTION, 200)
-    assert same.uids == pool.uids and np.allclose(same.vectors, pool.vectors)
+    assert same.items == pool.items and np.allclose(same.vectors, pool.vectors)
     reopened.close()
     other = LlamaIndexBackend()  # other units: not this build, so it is rebuilt
     assert not other.load_existing(units[:-1], embedder=embedder, workdir=tmp_path)
@@ -305,9 +305,9 @@ def test_eval_backend_hands_titles_over_as_node_metadata(tmp_path):
         backend.build(units, embedder=embedder, workdir=tmp_path)
         pool = backend.pool("docs", QUESTION, 200)
         by_uid = {u.uid: u for u in units}
-        assert sorted(pool.uids) == sorted(by_uid)
-        assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.uids]
-        stored = [f"<message role='user'>{by_uid[u].text}</message>" for u in pool.uids]
+        assert sorted(pool.items) == sorted(by_uid)
+        assert list(pool.signals["titles"]) == [by_uid[u].title for u in pool.items]
+        stored = [f"<message role='user'>{by_uid[u].text}</message>" for u in pool.items]
         assert np.allclose(pool.vectors, embedder.encode(stored), atol=1e-5)
     finally:
         backend.close()
@@ -335,9 +335,9 @@ def test_eval_backend_takes_dataset_signals(tmp_path):
         backend.build(units, embedder=embedder, workdir=tmp_path)
         pool = backend.pool("alice", QUESTION, 200)
         by_uid = {u.uid: u for u in units}
-        assert sorted(pool.uids) == sorted(by_uid)
-        assert list(pool.signals["session_ids"]) == [by_uid[u].session_id for u in pool.uids]
-        assert list(pool.signals["speakers"]) == [by_uid[u].speaker for u in pool.uids]
+        assert sorted(pool.items) == sorted(by_uid)
+        assert list(pool.signals["session_ids"]) == [by_uid[u].session_id for u in pool.items]
+        assert list(pool.signals["speakers"]) == [by_uid[u].speaker for u in pool.items]
     finally:
         backend.close()
 

@@ -942,19 +942,19 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
         q = QUERIES[0]
         pool = backend.pool("A", q, 30)
         assert pool.signals.computed() == []  # lazy: a policy pays only for what it reads
-        assert 0 < len(pool.uids) <= 30 and all(by_uid[u].group == "A" for u in pool.uids)
-        want = emb.encode([by_uid[u].text for u in pool.uids])
+        assert 0 < len(pool.items) <= 30 and all(by_uid[u].group == "A" for u in pool.items)
+        want = emb.encode([by_uid[u].text for u in pool.items])
         np.testing.assert_allclose(pool.vectors, want, atol=1e-5)
         np.testing.assert_allclose(pool.query_vector, emb.encode([q])[0], atol=1e-6)
         assert np.all(np.diff(pool.native_scores) <= 1e-12)  # Mem0's order, semantic only here
         np.testing.assert_allclose(pool.native_scores, pool.vectors @ pool.query_vector, atol=1e-5)
-        assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.uids]
+        assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.items]
         # who wrote each memory, from the speaker metadata the harness wrote through Mem0
-        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
-        assert pool.signals["bm25"].shape == (len(pool.uids),)  # Mem0's own keyword score
-        assert pool.signals["sparse"].shape[0] == len(pool.uids)  # the pool's tf-idf
+        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.items]
+        assert pool.signals["bm25"].shape == (len(pool.items),)  # Mem0's own keyword score
+        assert pool.signals["sparse"].shape[0] == len(pool.items)  # the pool's tf-idf
         again = backend.pool("A", q, 30, query_vector=emb.encode([q])[0])
-        assert again.uids == pool.uids
+        assert again.items == pool.items
         with pytest.raises(ValueError, match="hybrid"):
             Mem0Backend(native="hybrid")
     finally:
@@ -962,7 +962,7 @@ def test_eval_backend(native_qdrant, conversation, tmp_path):
     reopened = Mem0Backend()
     try:
         assert reopened.load_existing(units, embedder=emb, workdir=tmp_path)
-        assert reopened.pool("B", QUERIES[1], 10).uids
+        assert reopened.pool("B", QUERIES[1], 10).items
     finally:
         reopened.close()
 
@@ -999,7 +999,7 @@ def test_eval_backend_reads_through_the_adapter(native_qdrant, conversation, tmp
         backend.dataset_signals = True  # --dataset-signals: the benchmark's labels on request
         pool = backend.pool("A", QUERIES[0], 40)
         by_uid = {u.uid: u for u in units}
-        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
+        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.items]
     finally:
         backend.close()
 

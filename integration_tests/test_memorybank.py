@@ -641,16 +641,16 @@ def test_eval_backend_pools_are_memorybank_l2_search():
     assert sum(progress) == len(units)
     emily = [u for u in units if u.group == "Emily"]
     pool = backend.pool("Emily", "q3", 200)
-    assert sorted(pool.uids) == sorted(u.uid for u in emily)  # the whole group, nothing else
+    assert sorted(pool.items) == sorted(u.uid for u in emily)  # the whole group, nothing else
     docs = [backend.document_text(u) for u in emily]
     assert docs[0].startswith("Conversation content on 2023-04-27:Hello, my name is Emily.")
     d2 = [float(((hash_vec(t) - hash_vec("q3")) ** 2).sum()) for t in docs]
-    assert pool.uids == [emily[i].uid for i in np.argsort(d2, kind="stable")]
+    assert pool.items == [emily[i].uid for i in np.argsort(d2, kind="stable")]
     assert np.allclose(-pool.native_scores, sorted(d2), atol=1e-5)
-    nearest = next(u for u in emily if u.uid == pool.uids[0])
+    nearest = next(u for u in emily if u.uid == pool.items[0])
     assert np.array_equal(pool.vectors[0], hash_vec(backend.document_text(nearest)))
     assert np.all(np.diff(pool.signals["dense"]) <= 1e-6)  # unit vectors: L2 order == cosine order
-    assert len(backend.pool("Frank", "q3", 5).uids) == 5
+    assert len(backend.pool("Frank", "q3", 5).items) == 5
     with pytest.raises(KeyError, match="no units in group 'Nobody'"):
         backend.pool("Nobody", "q", 5)
     with pytest.raises(ValueError, match="native order is its L2 search"):
@@ -689,6 +689,6 @@ def test_eval_backend_reads_through_the_adapter():
         assert "speakers" not in handed  # a turn document holds the user's and the AI's message
     backend.dataset_signals = True  # --dataset-signals: the benchmark's labels, on request only
     pool = backend.pool("Emily", QUERIES[0], P)
-    assert pool.signals["session_ids"] == [u.split(":")[1] for u in pool.uids]
-    assert pool.signals["speakers"] == [None] * len(pool.uids)
+    assert pool.signals["session_ids"] == [u.split(":")[1] for u in pool.items]
+    assert pool.signals["speakers"] == [None] * len(pool.items)
     backend.close()

@@ -406,8 +406,8 @@ def test_the_harness_backends_map_fetched_items_to_units(framework, model, tmp_p
     try:
         backend.build(units, embedder=model, workdir=tmp_path)
         pool = backend.pool("A", QUESTION, POOL)
-        assert "A-performer" not in pool.uids and "title_lookup" in pool.signals
-        got = CandidatePool(pool.uids, pool.query_vector, pool.vectors,
+        assert "A-performer" not in pool.items and "title_lookup" in pool.signals
+        got = CandidatePool(pool.items, pool.query_vector, pool.vectors,
                             native_scores=pool.native_scores, signals=pool.signals).select(
             get_selector("centered-fusion"), K).items
         assert got == ["A-song", "A-performer"]

@@ -237,7 +237,7 @@ def test_eval_backend_pools_are_the_collections_own_read():
     wrapped = backend._collections["alice"]
     vector = encoder.encode([QUESTION])[0].tolist()
     alone = run(_search(wrapped.collection, QUESTION, vector=vector, top=3))
-    assert backend.pool("alice", QUESTION, 3).uids == [r.record.key for r in alone]
+    assert backend.pool("alice", QUESTION, 3).items == [r.record.key for r in alone]
     order, harness_signals = harness_order(pool, 3)
     recorder = Recorder()
     ours = run(_search(MemPursuitCollection(wrapped.collection, policy=recorder), QUESTION,

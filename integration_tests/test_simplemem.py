@@ -483,18 +483,18 @@ def test_eval_backend(tmp_path, minilm_path, locomo0):
     assert sum(done) == len(units)
     q = questions(locomo0[1])[0]
     pool = backend.pool("conv-a", q, 40)
-    assert len(pool.uids) == 40 and all(u.startswith("conv-a/") for u in pool.uids)
+    assert len(pool.items) == 40 and all(u.startswith("conv-a/") for u in pool.items)
     texts = {u.uid: u.text for u in units}
-    assert pool.signals["texts"] == [texts[u] for u in pool.uids]
+    assert pool.signals["texts"] == [texts[u] for u in pool.items]
     assert np.allclose(pool.vectors, embedder.encode(pool.signals["texts"]), atol=1e-5)
     assert np.all(np.diff(pool.native_scores) <= 1e-6)
     # the harness's query vector is used as given, and the pool is SimpleMem's own order
     qv = embedder.encode([q])[0]
     again = backend.pool("conv-a", q, 40, query_vector=qv)
-    assert again.uids == pool.uids and np.allclose(again.query_vector, qv)
+    assert again.items == pool.items and np.allclose(again.query_vector, qv)
     store = backend._stores["conv-a"]
-    assert [e.entry_id for e in store.semantic_search(q, top_k=40)] == pool.uids
-    assert len(backend.pool("conv-b", q, 200).uids) == 50
+    assert [e.entry_id for e in store.semantic_search(q, top_k=40)] == pool.items
+    assert len(backend.pool("conv-b", q, 200).items) == 50
     with pytest.raises(KeyError):
         backend.pool("conv-c", q, 10)
     backend.close()
@@ -533,8 +533,8 @@ def test_eval_backend_reads_through_the_adapter(tmp_path, minilm_path, locomo0):
         backend.dataset_signals = True
         pool = backend.pool("conv-a", questions(locomo0[1])[0], P)
         by_uid = {u.uid: u for u in units}
-        assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.uids]
-        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.uids]
+        assert pool.signals["session_ids"] == [by_uid[u].session_id for u in pool.items]
+        assert pool.signals["speakers"] == [by_uid[u].speaker for u in pool.items]
     finally:
         backend.close()
 
@@ -564,7 +564,7 @@ def test_eval_backend_passes_simplemems_keyword_channel(tmp_path, minilm_path, l
         direct = direct_fts(backend._stores["conv-a"].table, q)
         lex = pool.signals["lexical"]
         assert lex.shape == (40,)
-        assert np.allclose(lex, [direct.get(u, 0.0) for u in pool.uids], rtol=1e-6, atol=0)
+        assert np.allclose(lex, [direct.get(u, 0.0) for u in pool.items], rtol=1e-6, atol=0)
         matched += int((lex > 0).sum())
         unmatched += int((lex == 0).sum())
         sel = CenteredFusion().select(pool.query_vector, pool.vectors, 10, signals=pool.signals)

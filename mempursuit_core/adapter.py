@@ -82,14 +82,14 @@ from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, ReadOptions, blank_query
 from .plugins import (AdapterNotInstalledError, AdapterSpec, did_you_mean, get_adapter_spec,
                       get_selector, resolve_selector)
-from .readpath import (CandidatePool, PoolSelection, StoredPool, aread_or_native, read_or_native,
-                       stored_pool)
-from .rerank import (DEFAULT_METADATA_KEYS, TITLE_KEYS, Reranker, document_source,
-                     document_title, metadata_signals, native_scores, warn_short_budget)
+from .metadata import (DEFAULT_METADATA_KEYS, TITLE_KEYS, document_source, document_title,
+                       metadata_signals, native_scores)
+from .readpath import (CandidatePool, PoolSelection, Reranker, StoredPool, aread_or_native,
+                       checked_order, read_or_native, stored_pool, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
 from .signals import PoolSignals, pool_signals
 from .trace import ReadTrace, TraceSlot, note_final, note_pool, note_vectors, recording
-from .validation import check_int, check_k, checked_order
+from .validation import check_int, check_k
 from .vectors import (EmbeddedVectors, VectorResolver, register_vector_reader, supported_stores,
                       vector_reader_for)
 

@@ -46,7 +46,7 @@ from .signals import PoolSignals
 from .validation import checked_row_norms
 
 __all__ = ["DEFAULT_FOLLOW_TIMEOUT", "Fetched", "FollowRequest", "ScopedTitleIndexes", "TitleIndex",
-           "TitleLookup", "extended_signals", "follow_up", "nfc", "note_write", "plain_match",
+           "TitleLookup", "extended_signals", "follow_pool", "follow_up", "widened", "nfc", "note_write", "plain_match",
            "write_version", "PER_POOL_SIGNALS"]
 
 logger = logging.getLogger("mempursuit")
@@ -634,68 +634,134 @@ class TitleLookup:
         logger.debug("second read failed", exc_info=exc)
 
 
-def follow_up(first: Any, query: np.ndarray, candidates: np.ndarray, k: int, *,
-              native_scores: np.ndarray | None = None, signals: Mapping | None = None,
-              items: Sequence[Any] | None = None) -> Any:
+def follow_pool(first: Any, pool: Any, k: int) -> tuple[Any, Any]:
     """The second read of one selection: the stage between the policy's first choice and the
     read's answer.
 
     Parameters
     ----------
     first : Selection
-        The policy's choice over the pool; its ``follow`` (a :class:`FollowRequest`, or None)
+        The policy's choice over ``pool``; its ``follow`` (a :class:`FollowRequest`, or None)
         says what it would read next.
+    pool : CandidatePool, length P
+        The pool it chose from; the read's :class:`TitleLookup` is its
+        ``signals["title_lookup"]``.
+    k : int
+
+    Returns
+    -------
+    selection : Selection
+        ``first`` when there is nothing to read, nothing came back or anything failed (one
+        warning); else the policy's choice over the pool followed by the fetched candidates
+        (``extra``, positions ``P`` onwards), ``info["reorder"]["follow"]`` saying what was
+        read (``{"named", "fetched", "ms"}``).
+    pool : CandidatePool
+        ``pool``, followed by the fetched candidates where there are any
+        (:meth:`~mempursuit_core.readpath.CandidatePool.followed`): what ``selection``'s
+        order indexes.
+    """
+    return _second_read(first, pool, k, pool.items)
+
+
+def follow_up(first: Any, query: np.ndarray, candidates: np.ndarray, k: int, *,
+              native_scores: np.ndarray | None = None, signals: Mapping | None = None,
+              items: Sequence[Any] | None = None) -> Any:
+    """:func:`follow_pool` on bare arrays: the selection only.
+
+    Parameters
+    ----------
+    first : Selection
     query : ndarray, shape (d,)
     candidates : ndarray, shape (P, d)
     k : int
     native_scores : ndarray, shape (P,), optional
     signals : mapping, optional
-        The pool's signals; the read's :class:`TitleLookup` is ``signals["title_lookup"]``.
     items : sequence, length P, optional
-        The pool's items (fetched candidates the pool already has are dropped).
+        The pool's items (fetched candidates the pool already has are dropped); without them
+        none is.
+    """
+    M = np.asarray(candidates)
+    scores = (None if native_scores is None
+              else np.asarray(native_scores, dtype=np.float64).reshape(-1))
+    pool = _Arrays(list(items) if items is not None else list(range(M.shape[0])), query, M,
+                   scores, signals or {})
+    return _second_read(first, pool, k, items)[0]
+
+
+@dataclass
+class _Arrays:
+    """A pool as bare arrays, for :func:`follow_up`."""
+
+    items: list
+    query_vector: np.ndarray
+    vectors: np.ndarray
+    native_scores: np.ndarray | None
+    signals: Mapping
+
+    def followed(self, fetched: "Fetched") -> "_Arrays":
+        return _Arrays(self.items + list(fetched.items), self.query_vector,
+                       *widened(self.vectors, self.native_scores, self.signals, fetched))
+
+
+def widened(vectors: np.ndarray, native_scores: np.ndarray | None, signals: Mapping,
+            fetched: "Fetched") -> tuple[np.ndarray, np.ndarray | None, "PoolSignals"]:
+    """A pool's vectors, native scores and signals followed by the fetched candidates.
+
+    Parameters
+    ----------
+    vectors : ndarray, shape (P, d)
+    native_scores : ndarray, shape (P,), or None
+    signals : mapping
+    fetched : Fetched, length m
 
     Returns
     -------
-    Selection
-        ``first`` when there is nothing to read, nothing came back or anything failed (one
-        warning); else the policy's choice over the pool followed by the fetched candidates
-        (``extra``, positions ``P`` onwards), ``info["reorder"]["follow"]`` saying what was
-        read (``{"named", "fetched", "ms"}``).
+    vectors : ndarray, shape (P + m, d)
+        In the pool's dtype.
+    native_scores : ndarray, shape (P + m,), or None
+        The fetched candidates' own scores, else scores below every pool candidate's.
+    signals : PoolSignals
+        :func:`extended_signals`.
     """
+    m = len(fetched)
+    scores = native_scores
+    if scores is not None:
+        more = fetched.native_scores
+        if more is None:  # below every candidate of the first read
+            low = float(scores.min()) if scores.size else 0.0
+            more = low - 1.0 - np.arange(m, dtype=np.float64)
+        scores = np.concatenate([scores, np.asarray(more, dtype=np.float64)])
+    wider = np.concatenate([vectors, np.asarray(fetched.vectors, dtype=vectors.dtype)])
+    return wider, scores, extended_signals(signals, len(vectors), fetched)
+
+
+def _second_read(first: Any, pool: Any, k: int, known: Sequence[Any] | None
+                 ) -> tuple[Any, Any]:
     request = getattr(first, "follow", None)
+    signals = pool.signals
     if request is None or signals is None or "title_lookup" not in signals:
-        return first
+        return first, pool
     lookup = signals["title_lookup"]
     if not isinstance(lookup, TitleLookup):
-        return first
+        return first, pool
     t0 = time.perf_counter()
-    M = np.asarray(candidates)
-    P = M.shape[0]
     try:
         texts = (signals["texts"] if request.max_named is not None and "texts" in signals
                  else None)
-        names, fetched = lookup.read(request, items, M.shape[1], texts)
+        names, fetched = lookup.read(request, known, pool.vectors.shape[1], texts)
         if not len(fetched):
-            return first
-        scores = None
-        if native_scores is not None:
-            scores = np.asarray(native_scores, dtype=np.float64)
-            more = fetched.native_scores
-            if more is None:  # below every candidate of the first read
-                low = float(scores.min()) if scores.size else 0.0
-                more = low - 1.0 - np.arange(len(fetched), dtype=np.float64)
-            scores = np.concatenate([scores, np.asarray(more, dtype=np.float64)])
-        second = request.then.select(
-            query, np.concatenate([M, np.asarray(fetched.vectors, dtype=M.dtype)]), k,
-            native_scores=scores, signals=extended_signals(signals, P, fetched))
+            return first, pool
+        wider = pool.followed(fetched)
+        second = request.then.select(wider.query_vector, wider.vectors, k,
+                                     native_scores=wider.native_scores, signals=wider.signals)
     except Exception as exc:  # noqa: BLE001 - any failure: the first read's order
         lookup.warn(exc)
-        return first
+        return first, pool
     info = dict(second.info)
     info["reorder"] = {**info.get("reorder", {}),
                        "follow": {"named": len(names), "fetched": len(fetched),
                                   "ms": 1000 * (time.perf_counter() - t0)}}
-    return dataclasses.replace(second, info=info, extra=fetched, follow=None)
+    return dataclasses.replace(second, info=info, extra=fetched, follow=None), wider
 
 
 def extended_signals(signals: Mapping, P: int, fetched: Fetched) -> PoolSignals:

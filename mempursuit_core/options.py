@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -50,12 +51,16 @@ class ReadOptions:
     strict: bool = False
     follow_timeout: float | None = DEFAULT_FOLLOW_TIMEOUT
     budget_tokens: int | None = None
+    #: the selector, resolved once (a copy for another ``k`` keeps it: ``with_k``)
+    _selector: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_int("k", self.k, allow_none=True)
         check_budget_tokens(self.budget_tokens)
         check_int("pool", self.pool)
-        if isinstance(self.policy, str):
+        if self._selector is not None:  # a copy (with_k): checked and resolved already
+            pass
+        elif isinstance(self.policy, str):
             if not self.policy:
                 raise ValueError("policy must be a selector name or a selector, got ''")
             from .plugins import UnknownNameError, known_selector, list_selector_factories
@@ -76,10 +81,18 @@ class ReadOptions:
             raise ValueError("follow_timeout must be a number of seconds > 0, or None for no "
                              f"limit, got {timeout!r}")
         object.__setattr__(self, "policy_options", dict(self.policy_options))
-        if isinstance(self.policy, str):  # a misspelt option fails here too, in one line
-            from .plugins import check_selector_options
+        if self._selector is None:  # resolved here, once: a bad name or option fails at set-up
+            object.__setattr__(self, "_selector", self._resolve())
 
+    def _resolve(self):
+        from .plugins import check_selector_options, resolve_selector
+
+        if isinstance(self.policy, str):  # a misspelt option fails in one line
             check_selector_options(self.policy, self.policy_options)
+        selector = resolve_selector(self.policy, **self.policy_options)
+        if self.budget_tokens is None:
+            return selector
+        return TokenBudgetSelector(selector, self.budget_tokens)
 
     @classmethod
     def build(cls, where: str, *, k: Any = None, pool: Any = None, policy: Any = None,
@@ -127,14 +140,14 @@ class ReadOptions:
         return type(self.policy) is NativeSelector
 
     def selector(self):
-        """The selector these options name (built now, so a bad name fails at set-up); with
-        ``budget_tokens``, wrapped to carry it (:class:`~mempursuit_core.tokens.TokenBudgetSelector`)."""
-        from .plugins import resolve_selector
+        """The selector these options name, resolved once when the options were made (the same
+        object at every call); with ``budget_tokens``, wrapped to carry it
+        (:class:`~mempursuit_core.tokens.TokenBudgetSelector`)."""
+        return self._selector
 
-        selector = resolve_selector(self.policy, **self.policy_options)
-        if self.budget_tokens is None:
-            return selector
-        return TokenBudgetSelector(selector, self.budget_tokens)
+    def with_k(self, k: int | None) -> "ReadOptions":
+        """These options with budget ``k``, the same selector (never resolved again)."""
+        return dataclasses.replace(self, k=k)
 
     def sizes(self, top_k: int, offset: int = 0) -> tuple[int, int]:
         """``(K, P)`` for a read asked for ``top_k`` results after ``offset``: the one rule

@@ -1,23 +1,35 @@
-"""What every adapter's read path hands a read policy, and the fallback every adapter shares.
+"""The read: one path every adapter and the evaluation harness go through, in stages.
 
 An adapter turns the framework's native candidate pool for one query into a
 :class:`CandidatePool` (the framework's own items in native order, their **stored** vectors,
-the query vector, the native scores and the signals the framework really keeps), asks the
-policy for ``K`` of them with :meth:`CandidatePool.select`, and wraps the whole read in
-:func:`read_or_native`, so that any failure returns the framework's own result with one
-warning (or raises under ``strict=True``).
+the query vector, the native scores and the signals the framework really keeps) and asks for
+``K`` of them with :meth:`CandidatePool.select` (:func:`select_pools` for many pools at
+once). The stages:
 
-The evaluation harness calls the same pool-building function an adapter's users call, so a
+1. **choose**: the read policy's order (:mod:`mempursuit_core.policies`; a policy never reads
+   a store);
+2. **follow**: where the policy asks for a second read and the pool has a lookup, the
+   titles its first picks name are fetched inside the caller's scope and the policy chooses
+   again over the pool and them (:func:`mempursuit_core.follow.follow_pool`);
+3. **check**: distinct pool positions, at most ``K``, ``min(K, P)`` unless the policy says
+   why it stopped (:func:`checked_order`);
+4. **fit**: with a token budget, the longest prefix whose texts fit
+   (:mod:`mempursuit_core.tokens`).
+
+Around them, :func:`read_or_native` returns the framework's own result with one warning on any
+failure (or raises under ``strict=True``), and records the read's trace
+(:mod:`mempursuit_core.trace`); :class:`Reranker` is the whole read of an adapter handed items
+already retrieved (a ranker, a postprocessor, a compressor); :func:`stored_pool` builds the
+checked pool from items with their stored vectors read back.
+
+The evaluation harness builds the same :class:`CandidatePool` through the adapter's own pool
+function (its items the benchmark's unit ids) and reads it through :func:`select_pools`, so a
 framework row measures what ships. Signals are what the framework's store really keeps (keys
 read by the built-in policies: ``texts``, ``query_text``, ``timestamps``, ``session_ids``,
 ``speakers``, ``positions``, ``lexical``, ``sparse`` / ``query_sparse``); a missing one is left
-out, never made up (``docs/adapters/README.md`` lists them per framework). An async read uses
-:func:`aread_or_native`, whose fallback awaits the framework's own async call. Where the
-vectors come from (the item, the store, the embedding model) is :mod:`mempursuit_core.vectors`.
-:func:`stored_pool` takes the framework's items with the vectors read back and gives the
-checked pool of those that have one, plus the unscored rest.
-Adapters import all of it from :mod:`mempursuit_core.adapter`. Third-party adapters use these
-two pieces the same way::
+out, never made up (``docs/adapters/README.md`` lists them per framework). Where the vectors
+come from (the item, the store, the embedding model) is :mod:`mempursuit_core.vectors`.
+Adapters import all of it from :mod:`mempursuit_core.adapter`. A third-party adapter::
 
     def search(query, k):
         def ours():
@@ -38,13 +50,14 @@ from typing import Any, Awaitable, Callable, Generic, Mapping, Sequence, TypeVar
 
 import numpy as np
 
+from .options import ReadOptions, blank_query
 from .signals import PoolSignals
-from .trace import (TraceSlot, note_final, note_policy, note_pool, note_second_read,
+from .trace import (ReadTrace, TraceSlot, note_final, note_policy, note_pool, note_second_read,
                     note_stored_vectors, note_tokens, recording)
-from .validation import checked_order
 
-__all__ = ["CandidatePool", "PoolSelection", "StoredPool", "aread_or_native", "read_or_native",
-           "stored_pool"]
+__all__ = ["CandidatePool", "PoolSelection", "Reranker", "StoredPool", "aread_or_native",
+           "checked_order", "read_or_native", "select_pools", "stored_pool",
+           "warn_short_budget"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -121,9 +134,7 @@ class CandidatePool(Generic[T]):
         return dataclasses.replace(self, signals=signals)
 
     def select(self, selector: Any, k: int) -> "PoolSelection[T]":
-        """The policy's ``k`` items from this pool, checked (:func:`checked_order`): the read's
-        stages, choose, then the second read where the policy asks for one and the pool has a
-        lookup (:func:`mempursuit_core.follow.follow_up`).
+        """The policy's ``k`` items from this pool: the read's stages (:func:`select_pools`).
 
         Parameters
         ----------
@@ -139,58 +150,122 @@ class CandidatePool(Generic[T]):
             the longest prefix of the policy's ``K`` whose ``texts`` count at most ``B``
             tokens (:mod:`mempursuit_core.tokens`).
         """
-        from .follow import follow_up
-
-        note_policy(selector, k)
-        note_pool(self.items)
-        note_stored_vectors(len(self.items))
-        if not self.items:
-            note_final([])
-            return PoolSelection([], np.empty(0, dtype=np.intp), None, self)
-        selection = selector.select(self.query_vector, self.vectors, k,
-                                    native_scores=self.native_scores, signals=self.signals)
-        selection = follow_up(selection, self.query_vector, self.vectors, k,
-                              native_scores=self.native_scores, signals=self.signals,
-                              items=self.items)
-        extra = getattr(selection, "extra", None)
-        pool = self if extra is None else self.followed(extra)
-        order = checked_order(selection, k, len(pool.items), selector)
-        if len(order) < min(k, len(self.items)) and getattr(selection, "stopped", None) is None:
-            # a read returns min(K, P) items unless the policy says why it stopped
-            raise ValueError(f"selector {selector!r} returned {len(order)} of the "
-                             f"{min(k, len(self.items))} items asked for without a stop reason")
-        budget = getattr(selector, "budget_tokens", None)
-        if budget is not None:  # the longest prefix whose texts fit (mempursuit_core.tokens)
-            texts = pool.signals.get("texts") if pool.signals is not None else None
-            if texts is None:
-                raise ValueError("a token budget needs the pool's texts (the 'texts' signal)")
-            n, used = selector.fit([texts[i] for i in order])
-            order = order[:n]
-            note_tokens(budget, used)
-        chosen = [pool.items[i] for i in order]
-        note_pool(self.items, pool.items)
-        note_final(chosen)
-        note_second_read((getattr(selection, "info", None) or {}).get("reorder", {}).get("follow"))
-        return PoolSelection(chosen, order, selection, pool)
+        first = (selector.select(self.query_vector, self.vectors, k,
+                                 native_scores=self.native_scores, signals=self.signals)
+                 if self.items else None)
+        return _stages(selector, self, first, k)
 
     def followed(self, fetched: Any) -> "CandidatePool[T]":
         """This pool followed by the candidates a second read fetched
         (:class:`mempursuit_core.follow.Fetched`), positions ``P`` onwards."""
-        from .follow import extended_signals
+        from .follow import widened
 
-        m = len(fetched)
-        scores = self.native_scores
-        if scores is not None:
-            more = fetched.native_scores
-            if more is None:  # below every candidate of the first read
-                low = float(scores.min()) if scores.size else 0.0
-                more = low - 1.0 - np.arange(m, dtype=np.float64)
-            scores = np.concatenate([scores, np.asarray(more, dtype=np.float64)])
-        vectors = np.concatenate([self.vectors, np.asarray(fetched.vectors,
-                                                            dtype=self.vectors.dtype)])
-        return CandidatePool(self.items + list(fetched.items), self.query_vector, vectors,
-                             native_scores=scores,
-                             signals=extended_signals(self.signals, len(self.items), fetched))
+        return CandidatePool(self.items + list(fetched.items), self.query_vector,
+                             *widened(self.vectors, self.native_scores, self.signals, fetched))
+
+
+def select_pools(selector: Any, pools: Sequence[CandidatePool[T]], k: int
+                 ) -> "list[PoolSelection[T]]":
+    """:meth:`CandidatePool.select` for many pools (the evaluation harness): the policy chooses
+    for all of them in one ``select_batch`` call, then each pool goes through the same stages.
+
+    Parameters
+    ----------
+    selector : Selector
+        A built read policy.
+    pools : sequence of CandidatePool
+    k : int
+        The budget ``K``.
+
+    Returns
+    -------
+    list of PoolSelection, one per pool
+        ``order`` indexes ``pool``: the given pool, followed by what a second read fetched.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :meth:`CandidatePool.select`.
+    """
+    pools = list(pools)
+    live = [p for p in pools if p.items]
+    chosen = iter(selector.select_batch(
+        [p.query_vector for p in live], [p.vectors for p in live], k,
+        native_scores=[p.native_scores for p in live], signals=[p.signals for p in live])
+        if live else ())
+    return [_stages(selector, p, next(chosen) if p.items else None, k) for p in pools]
+
+
+def _stages(selector: Any, pool: CandidatePool[T], first: Any, k: int) -> "PoolSelection[T]":
+    """The stages after the policy's first choice ``first`` (None for an empty pool): follow,
+    check, fit; each noted in the read's trace."""
+    from .follow import follow_pool
+
+    note_policy(selector, k)
+    note_pool(pool.items)
+    note_stored_vectors(len(pool.items))
+    if first is None:
+        note_final([])
+        return PoolSelection([], np.empty(0, dtype=np.intp), None, pool)
+    selection, wider = follow_pool(first, pool, k)
+    order = checked_order(selection, k, len(wider.items), selector)
+    if len(order) < min(k, len(pool.items)) and getattr(selection, "stopped", None) is None:
+        # a read returns min(K, P) items unless the policy says why it stopped
+        raise ValueError(f"selector {selector!r} returned {len(order)} of the "
+                         f"{min(k, len(pool.items))} items asked for without a stop reason")
+    order = _fit(selector, wider, order)
+    chosen = [wider.items[i] for i in order]
+    note_pool(pool.items, wider.items)
+    note_final(chosen)
+    note_second_read((getattr(selection, "info", None) or {}).get("reorder", {}).get("follow"))
+    return PoolSelection(chosen, order, selection, wider)
+
+
+def _fit(selector: Any, pool: CandidatePool, order: np.ndarray) -> np.ndarray:
+    """The longest prefix of ``order`` whose texts fit the selector's token budget, if any."""
+    budget = getattr(selector, "budget_tokens", None)
+    if budget is None:
+        return order
+    texts = pool.signals.get("texts") if pool.signals is not None else None
+    if texts is None:
+        raise ValueError("a token budget needs the pool's texts (the 'texts' signal)")
+    n, used = selector.fit([texts[i] for i in order])
+    note_tokens(budget, used)
+    return order[:n]
+
+
+def checked_order(selection: Any, k: int, P: int, selector: Any = None) -> np.ndarray:
+    """A selector's order as intp positions, checked before an adapter trusts it.
+
+    Parameters
+    ----------
+    selection : Selection or array_like of int, shape (n,)
+    k : int
+        The budget the selector was given.
+    P : int
+        The pool size.
+    selector : object, optional
+        Named in the error message.
+
+    Returns
+    -------
+    ndarray of intp, shape (n,), ``n <= min(k, P)``
+
+    Raises
+    ------
+    TypeError
+        When the order is not integer.
+    ValueError
+        When it repeats a position, leaves ``range(P)`` or holds more than ``k`` positions.
+    """
+    order = np.asarray(getattr(selection, "order", selection)).reshape(-1)
+    if order.size and not np.issubdtype(order.dtype, np.integer):
+        raise TypeError(f"selector {selector!r} returned a non-integer order")
+    order = order.astype(np.intp, copy=False)
+    if (len(np.unique(order)) != len(order) or len(order) > k
+            or (len(order) and (order.min() < 0 or order.max() >= P))):
+        raise ValueError(f"selector {selector!r} returned an invalid order {order}")
+    return order
 
 
 @dataclass
@@ -338,6 +413,144 @@ def stored_pool(items: Sequence[T], stored: Sequence[Any], query_vector: Any, *,
     pool = CandidatePool(kept, q, vectors, native_scores=scores,
                          signals=signals(kept) if signals is not None else {})
     return pool, unscored
+
+
+class Reranker:
+    """What a rerank-style adapter does with the items it is given, framework-free.
+
+    Parameters
+    ----------
+    options : ReadOptions
+        The adapter's checked options (``ReadOptions.build``).
+    framework : str
+        Named in the warnings (``"LlamaIndex"``).
+    where : str, optional
+        The adapter's class name, named in the budget warning.
+    log : Logger, optional
+        Where the fallback warning goes (default the ``mempursuit`` logger).
+    ids : callable, optional
+        ``ids(item)``: an item's short id in :attr:`last_trace` (a document or node id;
+        default its position in the given items).
+    trace : TraceSlot, optional
+        Where the reads' traces go (default a slot of its own; an adapter that builds a new
+        reranker per read passes its own slot).
+
+    Notes
+    -----
+    The budget rule every adapter shares: the candidates are the first ``max(pool, K)`` items,
+    the result at most ``K`` of them; a ``K`` above ``pool`` is logged once per reranker (the
+    read returns what the retriever gave, never more: raise the retriever's top-k).
+    """
+
+    def __init__(self, options: ReadOptions, *, framework: str, where: str = "",
+                 log: logging.Logger | None = None, ids: Callable[[Any], Any] | None = None,
+                 trace: TraceSlot | None = None):
+        self.options = options
+        self.ids = ids
+        self.trace = trace if trace is not None else TraceSlot()
+        self.selector = options.selector()
+        self.framework = framework
+        self.where = where or framework
+        self.log = log
+        self._warned_budget = False
+
+    @property
+    def last_trace(self) -> ReadTrace | None:
+        """The :class:`~mempursuit_core.trace.ReadTrace` of the last read on this thread."""
+        return self.trace.last
+
+    @property
+    def is_native(self) -> bool:
+        """``policy="native"``: every read passes the items through."""
+        return self.options.is_native
+
+    def sizes(self, available: int) -> tuple[int, int]:
+        """``(K, P)`` for ``available`` items: ``K`` at most ``available`` (all of them when
+        ``k`` is None), ``P = max(pool, K)``; warns once when ``k`` is above ``pool``."""
+        warn_short_budget(self, self.options, self.where)
+        return self.options.sizes(max(available, 1))
+
+    def candidates(self, items: Sequence[T]) -> list[T]:
+        """The first ``P`` items: the pool the policy chooses from."""
+        return list(items)[: self.sizes(len(items))[1]]
+
+    def passthrough(self, items: Sequence[T]) -> list[T] | None:
+        """The first ``K`` items as given when nothing is to be reordered (``policy="native"``
+        without a token budget, or no items), else None."""
+        if (self.is_native and self.options.budget_tokens is None) or not items:
+            kept = list(items)[: self.sizes(len(items))[0]]
+            note_policy("native" if self.is_native else self.selector, len(kept))
+            note_pool(items)
+            note_final(kept)
+            return kept
+        return None
+
+    def rerank(self, items: Sequence[T], build: Callable[[list[T]], CandidatePool[T]], *,
+               strict: bool | None = None, query: Any = None) -> list[T]:
+        """The policy's ``K`` of ``items``; any failure returns the first ``K`` and one warning,
+        and so does an empty or blank ``query`` (:func:`~mempursuit_core.options.blank_query`).
+
+        Parameters
+        ----------
+        items : sequence, length n
+            The retrieved items, native order.
+        build : callable
+            ``build(candidates) -> CandidatePool`` over the first ``P`` items.
+        strict : bool, optional
+            Default the options' ``strict``: raise instead of falling back.
+        query : str, optional
+            The read's query text, checked for blankness (not checked when not given).
+
+        Returns
+        -------
+        list, length <= K
+        """
+        items = list(items)
+        k = self.sizes(len(items))[0]
+        if not self.is_native and blank_query(query, self.where, log=self.log):
+            return items[:k]
+
+        def ours():
+            kept = self.passthrough(items)
+            return kept if kept is not None else build(self.candidates(items)).select(
+                self.selector, k).items
+
+        return read_or_native(ours, lambda: items[:k], framework=self.framework, log=self.log,
+                              strict=self.options.strict if strict is None else strict,
+                              trace=self.trace, ids=self.ids, result_items=list)
+
+    async def arerank(self, items: Sequence[T],
+                      build: Callable[[list[T]], Awaitable[CandidatePool[T]]], *,
+                      strict: bool | None = None, query: Any = None) -> list[T]:
+        """:meth:`rerank` with an async ``build``."""
+        items = list(items)
+        k = self.sizes(len(items))[0]
+        if not self.is_native and blank_query(query, self.where, log=self.log):
+            return items[:k]
+
+        async def ours():
+            kept = self.passthrough(items)
+            if kept is not None:
+                return kept
+            return (await build(self.candidates(items))).select(self.selector, k).items
+
+        return await aread_or_native(ours, lambda: items[:k], framework=self.framework,
+                                     log=self.log,
+                                     strict=self.options.strict if strict is None else strict,
+                                     trace=self.trace, ids=self.ids, result_items=list)
+
+
+def warn_short_budget(owner: Any, options: ReadOptions, where: str) -> None:
+    """Log once per ``owner`` that ``k`` is above ``pool`` (the pool read grows to ``K``)."""
+    if options.k is None or options.k <= options.pool or getattr(owner, "_warned_budget", False):
+        return
+    try:
+        owner._warned_budget = True
+    except Exception:  # an owner that takes no new attribute: warn every time rather than never
+        pass
+    logger.warning("mempursuit: %s k=%d is above pool=%d: the candidates are the first %d "
+                   "retrieved (never more than the retriever returns); set pool >= k, and the "
+                   "retriever's top-k to the pool", where, options.k, options.pool, options.k)
 
 
 def read_or_native(ours: Callable[[], R], native: Callable[[], R], *, strict: bool,

@@ -8,7 +8,7 @@ policy reads it (a policy that needs nothing costs nothing). Keys used by the bu
 ``"sparse_terms"``, ``"positions"`` (P,) integers: each memory's place in the store's write
 order (``centered-fusion``'s ``adjacent``), and ``"lexical"`` (P,): the framework's own keyword
 score (BM25) where its native order uses one. ``"titles"`` (list, length P, str or None): each
-document's title or source name (``mempursuit_core.rerank.metadata_signals``).
+document's title or source name (``mempursuit_core.metadata.metadata_signals``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["CheckedPool", "bad_row_error", "check_candidates", "check_int", "check_k",
-           "check_native_scores", "check_pool", "check_query", "check_signals", "checked_order",
+           "check_native_scores", "check_pool", "check_query", "check_signals",
            "checked_row_norms", "row_norms", "signal_values", "unit_rows"]
 
 
@@ -261,37 +261,3 @@ def check_pool(query: Any, candidates: Any, k: Any, native_scores: Any = None,
     # an empty pool of width d > 0 checks the query as select() does; a (0, 0) pool cannot
     q = check_query(query, d if P or d else None, unit=unit and (P > 0 or d > 0))
     return CheckedPool(q, M, k, check_native_scores(native_scores, P), check_signals(signals))
-
-
-def checked_order(selection: Any, k: int, P: int, selector: Any = None) -> np.ndarray:
-    """A selector's order as intp positions, checked before an adapter trusts it.
-
-    Parameters
-    ----------
-    selection : Selection or array_like of int, shape (n,)
-    k : int
-        The budget the selector was given.
-    P : int
-        The pool size.
-    selector : object, optional
-        Named in the error message.
-
-    Returns
-    -------
-    ndarray of intp, shape (n,), ``n <= min(k, P)``
-
-    Raises
-    ------
-    TypeError
-        When the order is not integer.
-    ValueError
-        When it repeats a position, leaves ``range(P)`` or holds more than ``k`` positions.
-    """
-    order = np.asarray(getattr(selection, "order", selection)).reshape(-1)
-    if order.size and not np.issubdtype(order.dtype, np.integer):
-        raise TypeError(f"selector {selector!r} returned a non-integer order")
-    order = order.astype(np.intp, copy=False)
-    if (len(np.unique(order)) != len(order) or len(order) > k
-            or (len(order) and (order.min() < 0 or order.max() >= P))):
-        raise ValueError(f"selector {selector!r} returned an invalid order {order}")
-    return order

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import (Any, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar,
                     runtime_checkable)
 
 import numpy as np
+
+from mempursuit_core.readpath import CandidatePool
 
 __all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore", "checked_pool_size",
            "embedded_batches", "group_entry", "pool_from_candidates", "query_vector_for",
@@ -132,30 +135,9 @@ class MemoryUnit:
     title: str | None = None
 
 
-@dataclass
-class Pool:
-    """A framework's candidate pool for one query, in its native order.
-
-    Attributes
-    ----------
-    uids : list of str, length P
-        Unit ids in native order.
-    vectors : ndarray, shape (P, d)
-        The stored vectors of those units (fetched from the store, not re-embedded).
-    query_vector : ndarray, shape (d,)
-        The query embedding the framework computed.
-    native_scores : ndarray, shape (P,), or None
-        The framework's own scores (higher is better), if it exposes them.
-    signals : dict
-        Extra per-pool signals for policies (see :class:`mempursuit_core.Selector`).
-    """
-
-    uids: list[str]
-    vectors: np.ndarray
-    query_vector: np.ndarray
-    native_scores: np.ndarray | None = None
-    signals: dict[str, Any] = field(default_factory=dict)
-
+#: The pool a store backend returns: the core's :class:`~mempursuit_core.readpath.CandidatePool`
+#: (the one pool type), its items the benchmark's unit ids.
+Pool = CandidatePool
 
 #: What ``--dataset-signals`` adds to a framework store's pools: the benchmark's own labels.
 DATASET_SIGNALS = ("session_ids", "speakers")
@@ -165,8 +147,10 @@ def pool_from_candidates(pool: Any, uids: Sequence[str], *,
                          units: Mapping[str, "MemoryUnit"] | None = None,
                          dataset_signals: bool = False,
                          producers: Mapping[str, Callable[[], Any]] | None = None,
-                         uid_of: Callable[[Any], str] | None = None) -> Pool:
-    """The harness's :class:`Pool` for an adapter's :class:`~mempursuit_core.readpath.CandidatePool`.
+                         uid_of: Callable[[Any], str] | None = None) -> CandidatePool[str]:
+    """An adapter's :class:`~mempursuit_core.readpath.CandidatePool` with the harness's unit ids
+    for items: the one pool type, read through the same stages
+    (:func:`~mempursuit_core.readpath.select_pools`).
 
     Parameters
     ----------
@@ -197,8 +181,7 @@ def pool_from_candidates(pool: Any, uids: Sequence[str], *,
                  "speakers": [units[u].speaker for u in uids]}
     if extra or producers:
         pool = pool.with_signals(extra, producers=producers)
-    return Pool(uids=uids, vectors=pool.vectors, query_vector=pool.query_vector,
-                native_scores=pool.native_scores, signals=pool.signals)
+    return dataclasses.replace(pool, items=uids)
 
 
 def _harness_lookup(lookup: Any, uid_of: Callable[[Any], str] | None) -> Any:
@@ -236,7 +219,7 @@ class StoreBackend(Protocol):
     ) -> None:
         """Write every unit (all groups) into the store."""
 
-    def pool(self, group: str, query: str, size: int) -> Pool:
+    def pool(self, group: str, query: str, size: int) -> CandidatePool[str]:
         """The native candidate pool of ``size`` for ``query`` within ``group``."""
 
     def close(self) -> None: ...

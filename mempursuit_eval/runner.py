@@ -463,7 +463,7 @@ def run_eval(config: EvalConfig | None = None, /, **kwargs: Any) -> dict:
                 if cfg.budget_tokens:
                     add_token_budgets(
                         scored, {n: per_k[cfg.pool] for n, per_k in chosen.orders.items()},
-                        [[data.units_by_uid[u] for u in list(p.uids) + chosen.extra[i]]
+                        [[data.units_by_uid[u] for u in list(p.items) + chosen.extra[i]]
                          for i, p in enumerate(pools)], cfg.budget_tokens, token_counts)
                 records += scored
                 bar.update(len(chunk))

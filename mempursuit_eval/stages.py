@@ -356,7 +356,7 @@ def collect_pools(store, questions: Sequence[Question], query_vectors: np.ndarra
     Returns
     -------
     list of Pool, length n
-        ``Pool.uids`` (P,) in the store's native order, ``vectors`` (P, d), signals.
+        ``Pool.items`` (P,) in the store's native order, ``vectors`` (P, d), signals.
     """
     with_vector = accepts(store.pool, "query_vector")
     pools = []
@@ -365,8 +365,8 @@ def collect_pools(store, questions: Sequence[Question], query_vectors: np.ndarra
             p = store.pool(q.group, q.text, size, query_vector=qv)
         else:
             p = store.pool(q.group, q.text, size)
-        if len(p.uids) != len(p.vectors):
-            raise ValueError(f"store returned {len(p.uids)} ids but {len(p.vectors)} vectors "
+        if len(p.items) != len(p.vectors):
+            raise ValueError(f"store returned {len(p.items)} ids but {len(p.vectors)} vectors "
                              f"for {q.qid}")
         pools.append(p)
     return pools
@@ -403,27 +403,25 @@ class Selections:
     second_read: dict[str, list[dict | None]] = field(default_factory=dict)
 
 
-def _with_extra(res, pool: Pool, extra: list[str]) -> tuple[Any, int]:
-    """A selection's order with its fetched candidates numbered after the pool and the other
-    policies' fetched ones (``extra``, extended in place), and the size it indexes."""
-    fetched = getattr(res, "extra", None)
-    P = len(pool.uids)
-    if fetched is None or len(fetched) == 0:
-        return res, P + len(extra)
+def _with_extra(chosen, pool: Pool, extra: list[str]) -> tuple[np.ndarray, int]:
+    """A read's order (a :class:`~mempursuit_core.readpath.PoolSelection`) with its fetched
+    candidates numbered after the pool and the other policies' fetched ones (``extra``,
+    extended in place), and the size it indexes."""
+    P = len(pool.items)
+    if len(chosen.pool.items) == P:
+        return chosen.order, P + len(extra)
     at = {}
-    for uid in fetched.items:
+    for uid in chosen.pool.items[P:]:
         if uid not in extra:
             extra.append(uid)
         at[uid] = P + extra.index(uid)
-    order = np.asarray(getattr(res, "order", res)).reshape(-1)
-    # an index past the fetched ones is left as it is, for _check_order to name
-    where = np.array([at[fetched.items[i - P]] if P <= i < P + len(fetched) else i
-                      for i in order], dtype=np.intp)
+    where = np.array([i if i < P else at[chosen.pool.items[i]] for i in chosen.order],
+                     dtype=np.intp)
     return where, P + len(extra)
 
 
 def _check_order(order: Any, P: int, k: int, policy: str, qid: str) -> np.ndarray:
-    from mempursuit_core.validation import checked_order
+    from mempursuit_core.readpath import checked_order
 
     try:
         return checked_order(order, k, P, policy).astype(np.int64, copy=False)
@@ -431,15 +429,23 @@ def _check_order(order: Any, P: int, k: int, policy: str, qid: str) -> np.ndarra
         raise ValueError(f"{exc} (question {qid}, K={k}, pool of {P})") from None
 
 
-def _select(selector, pools: Sequence[Pool], k: int):
-    """Each pool's selection, then its second read (the read path's stage)."""
-    from mempursuit_core.follow import follow_up
+def _select(selector, pools: Sequence[Pool], k: int, qids: Sequence[str] | None = None):
+    """Each pool read through the read path's stages (choose, follow, check:
+    :func:`mempursuit_core.readpath.select_pools`), the harness's numbers of the same read an
+    adapter makes."""
+    from mempursuit_core.readpath import select_pools
 
-    res = selector.select_batch([p.query_vector for p in pools], [p.vectors for p in pools], k,
-                                native_scores=[p.native_scores for p in pools],
-                                signals=[p.signals for p in pools])
-    return [follow_up(r, p.query_vector, p.vectors, k, native_scores=p.native_scores,
-                      signals=p.signals, items=p.uids) for r, p in zip(res, pools)]
+    try:
+        return select_pools(selector, pools, k)
+    except (TypeError, ValueError):
+        if qids is None:
+            raise
+    for p, qid in zip(pools, qids):  # name the question
+        try:
+            select_pools(selector, [p], k)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{exc} (question {qid}, K={k}, pool of {len(p.items)})") from None
+    raise AssertionError("unreachable")
 
 
 def _select_one(selector, p: Pool, k: int):
@@ -479,8 +485,8 @@ def apply_policies(selectors: Mapping[str, Any], pools: Sequence[Pool], ks: Sequ
 
     def checked(res, k):
         out = []
-        second[name] = [((getattr(r, "info", None) or {}).get("reorder") or {}).get("follow")
-                        for r in res]
+        second[name] = [((getattr(r.selection, "info", None) or {}).get("reorder") or {}
+                         ).get("follow") for r in res]
         for r, p, q, more in zip(res, pools, qids, extra):
             order, size = _with_extra(r, p, more)
             out.append(_check_order(order, size, k, name, q))
@@ -490,16 +496,16 @@ def apply_policies(selectors: Mapping[str, Any], pools: Sequence[Pool], ks: Sequ
         ts = time.perf_counter()
         per_k: dict[int, list[np.ndarray]] = {}
         if nested.get(name, False):
-            res = _select(sel, pools, kmax)
+            res = _select(sel, pools, kmax, qids)
             top = checked(res, kmax)
             for k in ks:
                 per_k[k] = [o[:k] for o in top]
-            stopped[name] = [getattr(r, "stopped", None) for r in res]
+            stopped[name] = [getattr(r.selection, "stopped", None) for r in res]
         else:
             for k in ks:
-                res = _select(sel, pools, k)
+                res = _select(sel, pools, k, qids)
                 per_k[k] = checked(res, k)
-                stopped[name] = [getattr(r, "stopped", None) for r in res]
+                stopped[name] = [getattr(r.selection, "stopped", None) for r in res]
         seconds[name] = time.perf_counter() - ts
         orders[name] = per_k
     return Selections(orders, stopped, seconds, extra,
@@ -528,7 +534,7 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
                      units: Mapping[str, MemoryUnit], ks: Sequence[int]) -> dict:
     pool_units = []
     extra = chosen.extra[i] if chosen.extra else []
-    for uid in list(p.uids) + extra:
+    for uid in list(p.items) + extra:
         u = units.get(uid)
         if u is None:
             raise ValueError(f"store returned unknown unit id {uid!r} for {q.qid}")
@@ -537,7 +543,7 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
     rec: dict[str, Any] = {
         "qid": q.qid, "group": q.group, "category": q.category, "question": q.text,
         "answer": q.answer, "gold_sessions": list(q.gold_sessions),
-        "gold_turns": list(q.gold_turns), "pool": list(p.uids), "pool_size": len(p.uids),
+        "gold_turns": list(q.gold_turns), "pool": list(p.items), "pool_size": len(p.items),
         "selections": {}, "metrics": {},
     }
     if extra:  # what second reads added, numbered after the pool
@@ -545,7 +551,7 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
     if q.unresolved_evidence:
         rec["unresolved_evidence"] = list(q.unresolved_evidence)
     if q.gold_sessions:  # the ceiling: every candidate of the pool kept
-        first = pool_units[:len(p.uids)]
+        first = pool_units[:len(p.items)]
         rec["pool_metrics"] = pool_metrics([u.session_id for u in first],
                                            [s for u in first for s in u.source_ids],
                                            q.gold_sessions, q.gold_turns)
@@ -570,7 +576,7 @@ def _question_record(q: Question, p: Pool, i: int, chosen: Selections,
             rec["metrics"][name][str(k)] = m
     lme = q.meta.get("lme_corpus") if isinstance(q.meta, dict) else None
     if lme:
-        rec["official"] = _lme_official(lme, p.uids, chosen, i, ks)
+        rec["official"] = _lme_official(lme, p.items, chosen, i, ks)
     # Orders per K only when a selector is not nested (its K-selections are not prefixes).
     for name, per_k in chosen.orders.items():
         if not all(np.array_equal(per_k[k][i], per_k[kmax][i][: len(per_k[k][i])]) for k in ks):

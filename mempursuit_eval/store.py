@@ -136,7 +136,7 @@ class PlainStore:
             scores = dense.astype(np.float64)
         order = np.argsort(-scores, kind="stable")[:size]
         pool = Pool(
-            uids=[g.uids[i] for i in order],
+            items=[g.uids[i] for i in order],
             vectors=g.vectors[order],
             query_vector=q,
             native_scores=scores[order],

@@ -269,7 +269,7 @@ def document_orders() -> dict:
                                 sel.select(p.query_vector, p.vectors, k,
                                            native_scores=p.native_scores, signals=p.signals),
                                 p.query_vector, p.vectors, k, native_scores=p.native_scores,
-                                signals=p.signals, items=p.uids)
+                                signals=p.signals, items=p.items)
                             extra = chosen.extra.items if chosen.extra is not None else []
                             got.append(" ".join(map(str, chosen.order.tolist())) + " | "
                                        + "; ".join(extra))

@@ -269,8 +269,8 @@ def test_the_plain_store_hands_titles_only_for_titled_units(tmp_path):
     pool = _pool(ds.units, "hotpotqa", "Which river is longer?")
     titles = pool.signals["titles"]
     by_uid = {u.uid: u for u in ds.units}
-    assert len(titles) == len(pool.uids) == 14
-    assert titles == [by_uid[u].title for u in pool.uids]  # pool order
+    assert len(titles) == len(pool.items) == 14
+    assert titles == [by_uid[u].title for u in pool.items]  # pool order
     assert "Anvel River" in titles and titles.count("Anvel River") == 2
     locomo = load_dataset("locomo", locomo_file(tmp_path))
     lp = _pool(locomo.units, "conv-1", "What is the dog's name?")

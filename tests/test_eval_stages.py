@@ -67,12 +67,12 @@ def test_pools_are_the_stores_own_and_orders_respect_k(cfg, staged):
     data, qvecs, pools, chosen = staged[:4]
     assert qvecs.shape == (12, 384)
     for q, p in zip(data.questions, pools):
-        assert 0 < len(p.uids) <= cfg.pool and p.vectors.shape == (len(p.uids), 384)
-        assert all(data.units_by_uid[u].group == q.group for u in p.uids)
+        assert 0 < len(p.items) <= cfg.pool and p.vectors.shape == (len(p.items), 384)
+        assert all(data.units_by_uid[u].group == q.group for u in p.items)
     for label in cfg.policies:
         for k in cfg.k:
             for p, o in zip(pools, chosen.orders[label][k]):
-                assert o.dtype == np.int64 and len(o) == min(k, len(p.uids))
+                assert o.dtype == np.int64 and len(o) == min(k, len(p.items))
                 assert len(set(o.tolist())) == len(o)
     # native is the pool's own top K
     assert all(o.tolist() == list(range(len(o))) for o in chosen.orders["native"][10])
@@ -96,7 +96,7 @@ def test_score_records_every_policy_and_k(cfg, staged):
     data, _, pools, chosen, records = staged[:5]
     assert [r["qid"] for r in records] == [q.qid for q in data.questions]
     for r, p in zip(records, pools):
-        assert r["pool"] == list(p.uids)
+        assert r["pool"] == list(p.items)
         assert set(r["selections"]) == set(cfg.policies)
         if r["metrics"]:
             assert set(r["metrics"]["mmr"]) == {"3", "10"}

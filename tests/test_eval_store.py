@@ -43,10 +43,10 @@ def test_dense_order_ties_by_insertion_and_size_cap():
     store = PlainStore()
     store.build(_units(["a", "b", "c", "d"]), embedder=emb)
     p = store.pool("g", "q", 3)
-    assert p.uids == ["g/0", "g/2", "g/3"]          # a and c tie: insertion order
+    assert p.items == ["g/0", "g/2", "g/3"]          # a and c tie: insertion order
     assert np.allclose(p.native_scores, [1, 1, math.sqrt(0.5)], atol=1e-6)
     assert p.vectors.shape == (3, 2) and p.query_vector.shape == (2,)
-    assert store.pool("g", "q", 50).uids == ["g/0", "g/2", "g/3", "g/1"]
+    assert store.pool("g", "q", 50).items == ["g/0", "g/2", "g/3", "g/1"]
     with pytest.raises(KeyError, match="no units in group"):
         store.pool("other", "q", 3)
     with pytest.raises(ValueError, match="pool size must be >= 1, got 0"):
@@ -59,8 +59,8 @@ def test_groups_are_separate_and_duplicates_rejected():
     emb = TableEmbedder({"x": [1, 0], "y": [0, 1], "q": [0, 1]})
     store = PlainStore()
     store.build(_units(["x"], "g1") + _units(["y", "x"], "g2"), embedder=emb)
-    assert store.pool("g1", "q", 5).uids == ["g1/0"]
-    assert store.pool("g2", "q", 5).uids == ["g2/0", "g2/1"]
+    assert store.pool("g1", "q", 5).items == ["g1/0"]
+    assert store.pool("g2", "q", 5).items == ["g2/0", "g2/1"]
     with pytest.raises(ValueError, match="duplicate unit uid"):
         PlainStore().build(_units(["x", "y"]) + _units(["x"]), embedder=emb)
 
@@ -78,7 +78,7 @@ def test_hybrid_is_equal_weight_minmax_of_dense_and_bm25():
     bm25 = LexicalIndex(texts).bm25("red apple?")
     combined = minmax(dense) + minmax(bm25)
     expected = [f"g/{i}" for i in np.argsort(-combined, kind="stable")]
-    assert p.uids == expected
+    assert p.items == expected
     assert np.allclose(p.native_scores, np.sort(combined)[::-1])
     assert np.allclose(p.signals["bm25"], bm25[np.argsort(-combined, kind="stable")])
     # the hybrid store's keyword channel is its "lexical" signal; a dense store has none
@@ -109,9 +109,9 @@ def test_signals_are_lazy_and_consistent():
     terms = p.signals["sparse_terms"]
     assert qx[terms.index("alpha")] == pytest.approx(1.0)
     assert np.allclose(p.signals["dense"], p.native_scores)
-    assert p.signals["texts"] == [texts[int(u.split("/")[1])] for u in p.uids]
+    assert p.signals["texts"] == [texts[int(u.split("/")[1])] for u in p.items]
     # write order within the group: the unit's index among the group's units
-    assert p.signals["positions"].tolist() == [int(u.split("/")[1]) for u in p.uids]
+    assert p.signals["positions"].tolist() == [int(u.split("/")[1]) for u in p.items]
     s2 = PlainStore(signals=False)
     s2.build(_units(texts), embedder=emb)
     assert dict(s2.pool("g", "alpha?", 2).signals) == {}

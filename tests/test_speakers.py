@@ -113,4 +113,4 @@ def test_plain_store_hands_over_speakers():
     store.build(units, embedder=Embed())
     pool = store.pool("g", "turn", 4)
     by_uid = {u.uid: u.speaker for u in units}
-    assert list(pool.signals["speakers"]) == [by_uid[u] for u in pool.uids]
+    assert list(pool.signals["speakers"]) == [by_uid[u] for u in pool.items]

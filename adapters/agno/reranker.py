@@ -31,7 +31,6 @@ db returns ``K`` documents and they are passed through, exactly Agno without a r
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from hashlib import md5
@@ -103,7 +102,6 @@ class MemPursuitReranker(AgnoReranker):
     """
 
     _options: ReadOptions = PrivateAttr()
-    _selector: Any = PrivateAttr()
     _rerankers: Dict[int, Reranker] = PrivateAttr(default_factory=dict)
     _embedder: Any = PrivateAttr(default=None)
     _metadata_keys: Dict[str, str] = PrivateAttr(default_factory=dict)
@@ -130,7 +128,6 @@ class MemPursuitReranker(AgnoReranker):
                                  **options)
         super().__init__(candidate_multiplier=opts.pool, max_candidates=opts.pool)
         self._options = opts
-        self._selector = opts.selector()  # a bad policy name or option fails here
         self._embedder = embedder
         self._metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                    else metadata_keys)
@@ -177,10 +174,9 @@ class MemPursuitReranker(AgnoReranker):
 
     def _reranker(self, budget: int) -> Reranker:
         if budget not in self._rerankers:
-            reranker = Reranker(dataclasses.replace(self._options, k=budget), framework="Agno",
-                                where="MemPursuitReranker", ids=_doc_id, trace=self._trace)
-            reranker.selector = self._selector
-            self._rerankers[budget] = reranker
+            self._rerankers[budget] = Reranker(self._options.with_k(budget), framework="Agno",
+                                               where="MemPursuitReranker", ids=_doc_id,
+                                               trace=self._trace)
         return self._rerankers[budget]
 
     def rerank(self, query: str, documents: List[Document],

@@ -56,7 +56,6 @@ None: all); ``k`` only caps it: ``K = min(k, top_k)``. The candidates are the fi
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -179,7 +178,6 @@ class MemPursuitRanker:
         self.document_embedder = document_embedder
         self.metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                   else metadata_keys)
-        self._selector = self._options.selector()  # a bad policy name or option fails here
         self._rerankers: Dict[int, Reranker] = {}
         self._vectors = VectorResolver(
             "haystack", own="documents", store_arg="document_store", fallback=_read_by_id,
@@ -250,11 +248,9 @@ class MemPursuitRanker:
         """The shared rerank rules for a read returning ``budget`` documents: the options with
         ``k`` = that budget, the one selector built at construction."""
         if budget not in self._rerankers:
-            reranker = Reranker(dataclasses.replace(self._options, k=budget),
-                                framework="Haystack", where="MemPursuitRanker",
-                                ids=lambda d: d.id, trace=self._trace)
-            reranker.selector = self._selector
-            self._rerankers[budget] = reranker
+            self._rerankers[budget] = Reranker(self._options.with_k(budget),
+                                               framework="Haystack", where="MemPursuitRanker",
+                                               ids=lambda d: d.id, trace=self._trace)
         return self._rerankers[budget]
 
     # -- vectors -----------------------------------------------------------------------------

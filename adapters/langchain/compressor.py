@@ -410,7 +410,7 @@ class MemPursuitCompressor(_ReadFields, BaseDocumentCompressor):
                          metadata_keys=keys, filter=filter, whole_store=whole_store)
         self._reranker = Reranker(built, framework="LangChain", where="MemPursuitCompressor",
                                   ids=_doc_id, trace=self._trace)
-        self._options, self._selector = built, self._reranker.selector
+        self._options, self._selector = built, built.selector()
         self._pool_builder = DocumentPool(embeddings, vector_store, keys, whole_store=whole_store,
                                           follow_timeout=built.follow_timeout,
                                           where="MemPursuitCompressor")

@@ -320,7 +320,7 @@ class GraphitiBackend:
                 group_ids=[gid], center_node_uuid=center, reranker=self.native))
         except EmptyPoolError:  # no BM25 hit and no fact above sim_min_score: a miss
             qv = np.asarray(qvec if qvec is not None else self._embed(query), np.float32)
-            return Pool(uids=[], vectors=np.zeros((0, qv.shape[0]), np.float32),
+            return Pool([], vectors=np.zeros((0, qv.shape[0]), np.float32),
                         query_vector=qv, native_scores=np.zeros(0))
         if got.unscored:
             raise RuntimeError(f"{len(got.unscored)} pool facts have no stored embedding")

@@ -225,7 +225,7 @@ class LlamaIndexBackend:
         if not seen:  # the block returns before its postprocessors when nothing matched
             qv = np.asarray(self._embed.get_query_embedding(query) if query_vector is None
                             else query_vector, dtype=np.float32)
-            return Pool(uids=[], vectors=np.empty((0, qv.shape[0]), dtype=np.float32),
+            return Pool([], vectors=np.empty((0, qv.shape[0]), dtype=np.float32),
                         query_vector=qv, signals={})
         pool = seen[0]
         return pool_from_candidates(pool, [self._uid_of[n.node.node_id] for n in pool.items],

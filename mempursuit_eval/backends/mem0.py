@@ -256,7 +256,7 @@ class Mem0Backend:
             d = int(self.memory.embedding_model.config.embedding_dims)
             qv = (np.asarray(query_vector, dtype=np.float64) if query_vector is not None
                   else np.asarray(self.memory.embedding_model.embed(query, "search")))
-            return Pool(uids=[], vectors=np.zeros((0, d), dtype=np.float32), query_vector=qv,
+            return Pool([], vectors=np.zeros((0, d), dtype=np.float32), query_vector=qv,
                         native_scores=np.zeros(0))
         uids = []
         for item in prepared.items:

@@ -284,7 +284,7 @@ class ExistingMem0Backend(Mem0Backend):
                                 threshold=self.threshold)
         if prepared is None:
             qv = np.asarray(self.memory.embedding_model.embed(query, "search"), dtype=np.float64)
-            return Pool(uids=[], vectors=np.zeros((0, qv.shape[0]), dtype=np.float32),
+            return Pool([], vectors=np.zeros((0, qv.shape[0]), dtype=np.float32),
                         query_vector=qv, native_scores=np.zeros(0))
         return self._pool_from(prepared, group, query, [str(item["id"]) for item in prepared.items])
 
