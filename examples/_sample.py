@@ -1,13 +1,16 @@
-"""The sample memories the examples read (a module the examples import, not an example).
+"""The sample data the examples read (a module the examples import, not an example).
 
-Each set is one fact in three paraphrases, the fact that complements it (the other half of a
-two-part question) and distractors: a similarity top K fills up with the paraphrases, and a read
-policy keeps one of them and adds the complement.
+Three small sets of memories, each one fact in three paraphrases, the fact that complements it
+(the other half of a two-part question) and distractors: a similarity top K fills up with the
+paraphrases, and a read policy keeps one of them and adds the complement. And the paragraphs of
+a small handbook (examples/data/handbook/), for the document examples.
 
-An example imports its set with ``from _sample import ...``, which works when it runs as
+An example imports what it reads with ``from _sample import ...``, which works when it runs as
 ``python examples/NAME.py`` (Python puts the script's folder first on its path). A copy of an
-example outside this folder needs this file beside it, or the set pasted in its place.
+example outside this folder needs this file beside it, or the data pasted in its place.
 """
+
+from pathlib import Path
 
 #: Alice: her move to Lisbon (three paraphrases), her cat (the complement), two distractors
 FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
@@ -47,3 +50,18 @@ DATED_FACTS = [
     ("Alice is allergic to peanuts.", "2023-04-22T13:00:00"),
 ]
 DATED_QUESTION = "When did Alice adopt her cat, and where does her brother live?"
+
+#: a small company handbook (13 Markdown files); the question needs a file that another names
+HANDBOOK = Path(__file__).resolve().parent / "data" / "handbook"
+HANDBOOK_QUESTION = "Who books a 900 euro trip to Oslo, and what is their phone extension?"
+
+
+def handbook_paragraphs() -> list[tuple[Path, str]]:
+    """The handbook's paragraphs (the headings left out), each with its file, in file order."""
+    found = []
+    for path in sorted(HANDBOOK.glob("*.md")):
+        for para in path.read_text(encoding="utf-8").split("\n\n"):
+            para = para.strip()
+            if para and not para.startswith("#"):
+                found.append((path, para))
+    return found
