@@ -19,11 +19,8 @@ The embedder is a dictionary lookup of vectors computed beforehand with the pack
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -33,10 +30,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
 
 import numpy as np  # noqa: E402
-from langgraph_latency import latency_summary  # noqa: E402  (benchmarks/, the script's folder)
+from langgraph_latency import parse_args, report  # noqa: E402  (benchmarks/, the script's folder)
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_LOCOMO = ROOT.parent / "shared/data/locomo/locomo10.json"
 GROUP = "bench"
 
 
@@ -51,14 +46,7 @@ class Lookup:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_LOCOMO)
-    ap.add_argument("--facts", type=int, default=10_000)
-    ap.add_argument("--queries", type=int, default=100)
-    ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--pool", type=int, default=200)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/graphiti_latency.json")
-    args = ap.parse_args()
+    args = parse_args(__doc__, "facts", 10_000, "graphiti_latency")
 
     from mempursuit_core.embed import get_embedder
     from mempursuit_eval.backends.graphiti import (EncoderEmbedder, build_fulltext,
@@ -113,26 +101,13 @@ def main() -> None:
         graphiti = open_kuzu_graphiti(Path(tmp) / "graph.kuzu", EncoderEmbedder(Lookup(vectors)))
         pool_size = asyncio.run(run(graphiti))
 
-    stats = {name: latency_summary(xs) for name, xs in rows.items()}
-    ratio = stats["wrapped top-K"]["median_ms"] / stats["native top-K"]["median_ms"]
-    print(f"Graphiti on Kuzu, {len(texts)} facts in one group, {len(questions)} queries, "
-          f"K={args.k}, P={args.pool} (median pool read: {pool_size})")
-    print(f"{'read':<16}{'median ms':>12}{'p95 ms':>10}")
-    for name, s in stats.items():
-        print(f"{name:<16}{s['median_ms']:>12.2f}{s['p95_ms']:>10.2f}")
-    print(f"wrapped / native top-K (medians): {ratio:.2f}x")
-    result = {
-        "store": "Graphiti 0.31 on embedded Kuzu (BM25 + cosine, RRF)", "facts": len(texts),
-        "queries": len(questions), "k": args.k, "pool": args.pool,
-        "median_pool_read": pool_size,
-        "embedder": "all-MiniLM-L6-v2-int8 (precomputed; lookup in the timed reads)",
-        "threads": int(os.environ.get("OMP_NUM_THREADS", "1")),
-        "reads": stats, "ratio_wrapped_over_native_topk": ratio,
-        "machine": {"python": platform.python_version(), "processor": platform.machine()},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    timed = {"store": "Graphiti 0.31 on embedded Kuzu (BM25 + cosine, RRF)", "facts": len(texts),
+             "queries": len(questions), "k": args.k, "pool": args.pool,
+             "median_pool_read": pool_size,
+             "embedder": "all-MiniLM-L6-v2-int8 (precomputed; lookup in the timed reads)"}
+    report(f"Graphiti on Kuzu, {len(texts)} facts in one group, {len(questions)} queries, "
+           f"K={args.k}, P={args.pool} (median pool read: {pool_size})", rows, timed, args.out)
+
 
 
 if __name__ == "__main__":

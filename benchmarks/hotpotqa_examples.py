@@ -19,17 +19,14 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+from _common import SHARED_DATA, plain_store  # noqa: E402
 from mempursuit_core import DEFAULT_POLICY, get_selector  # noqa: E402
-from mempursuit_core.embed import get_embedder  # noqa: E402
-from mempursuit_eval.cache import CachedEmbedder  # noqa: E402
-from mempursuit_eval.datasets import default_cache_dir, load_dataset  # noqa: E402
-from mempursuit_eval.store import PlainStore  # noqa: E402
+from mempursuit_eval.datasets import load_dataset  # noqa: E402
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("data", nargs="?", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                                   / "data" / "hotpotqa"))
+    ap.add_argument("data", nargs="?", default=str(SHARED_DATA / "hotpotqa"))
     ap.add_argument("--examples", type=int, default=3)
     ap.add_argument("--top", type=int, default=5)
     ap.add_argument("--out", type=Path, default=None)
@@ -37,8 +34,7 @@ def main(argv=None) -> int:
 
     ds = load_dataset("hotpotqa", args.data)
     units = {u.uid: u for u in ds.units}
-    store = PlainStore("hybrid")
-    store.build(ds.units, embedder=CachedEmbedder(get_embedder(), default_cache_dir()))
+    store, _ = plain_store(ds.units)
     rule, default = get_selector("mempursuit"), get_selector(DEFAULT_POLICY)
     K, found = args.top, []
     for q in ds.questions:

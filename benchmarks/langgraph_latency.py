@@ -40,21 +40,51 @@ NS = ("bench", "locomo")
 
 
 def latency_summary(xs: list[float]) -> dict:
-    """Median and p95 in milliseconds of ``xs`` (seconds); graphiti_latency.py uses it too."""
+    """Median and p95 in milliseconds of ``xs`` (seconds)."""
     xs = sorted(xs)
     return {"median_ms": 1000 * statistics.median(xs),
             "p95_ms": 1000 * xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(doc: str, stored: str, default: int, name: str) -> argparse.Namespace:
+    """The options of the store latency scripts (graphiti_latency.py too): ``--data`` (LoCoMo),
+    ``--STORED`` (how many texts the store holds, ``default``), ``--queries``, ``--k``,
+    ``--pool`` and ``--out`` (default benchmarks/results/NAME.json); ``doc``'s first paragraph
+    is the description."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_LOCOMO)
-    ap.add_argument("--memories", type=int, default=1000)
+    ap.add_argument(f"--{stored}", type=int, default=default)
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--pool", type=int, default=200)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/langgraph_latency.json")
-    args = ap.parse_args()
+    ap.add_argument("--out", type=Path, default=ROOT / f"benchmarks/results/{name}.json")
+    return ap.parse_args()
+
+
+def report(title: str, rows: dict[str, list[float]], timed: dict, out: Path) -> None:
+    """Print the table of ``rows`` (seconds per read, by read; ``"native top-K"`` and
+    ``"wrapped top-K"`` among them) under ``title``, and write ``timed`` (what was timed) with the
+    summaries, the ratio of the two top-K medians, the threads and the machine to ``out`` (JSON).
+    graphiti_latency.py reports through it too."""
+    stats = {name: latency_summary(xs) for name, xs in rows.items()}
+    ratio = stats["wrapped top-K"]["median_ms"] / stats["native top-K"]["median_ms"]
+    print(title)
+    print(f"{'read':<16}{'median ms':>12}{'p95 ms':>10}")
+    for name, s in stats.items():
+        print(f"{name:<16}{s['median_ms']:>12.2f}{s['p95_ms']:>10.2f}")
+    print(f"wrapped / native top-K (medians): {ratio:.2f}x")
+    result = {
+        **timed, "threads": int(os.environ.get("OMP_NUM_THREADS", "1")),
+        "reads": stats, "ratio_wrapped_over_native_topk": ratio,
+        "machine": {"python": platform.python_version(), "processor": platform.machine()},
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+def main() -> None:
+    args = parse_args(__doc__, "memories", 1000, "langgraph_latency")
 
     import pgserver
     from langgraph.store.base import PutOp
@@ -115,25 +145,13 @@ def main() -> None:
                 warnings.simplefilter("ignore")
                 server.cleanup()
 
-    stats = {name: latency_summary(xs) for name, xs in rows.items()}
-    ratio = stats["wrapped top-K"]["median_ms"] / stats["native top-K"]["median_ms"]
-    print(f"LangGraph PostgresStore (pgvector, exact), {len(units)} memories, "
-          f"{len(questions)} queries, K={args.k}, P={args.pool} (pool read: {pool_size})")
-    print(f"{'read':<16}{'median ms':>12}{'p95 ms':>10}")
-    for name, s in stats.items():
-        print(f"{name:<16}{s['median_ms']:>12.2f}{s['p95_ms']:>10.2f}")
-    print(f"wrapped / native top-K (medians): {ratio:.2f}x")
-    result = {
-        "store": "PostgresStore (pgvector, flat)", "memories": len(units),
-        "queries": len(questions), "k": args.k, "pool": args.pool, "pool_read": pool_size,
-        "embedder": "all-MiniLM-L6-v2-int8 (precomputed; lookup in the timed reads)",
-        "threads": int(os.environ.get("OMP_NUM_THREADS", "1")),
-        "reads": stats, "ratio_wrapped_over_native_topk": ratio,
-        "machine": {"python": platform.python_version(), "processor": platform.machine()},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    timed = {"store": "PostgresStore (pgvector, flat)", "memories": len(units),
+             "queries": len(questions), "k": args.k, "pool": args.pool, "pool_read": pool_size,
+             "embedder": "all-MiniLM-L6-v2-int8 (precomputed; lookup in the timed reads)"}
+    report(f"LangGraph PostgresStore (pgvector, exact), {len(units)} memories, "
+           f"{len(questions)} queries, K={args.k}, P={args.pool} (pool read: {pool_size})",
+           rows, timed, args.out)
+
 
 
 if __name__ == "__main__":

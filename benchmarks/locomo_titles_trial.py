@@ -20,17 +20,14 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+from _common import SHARED_DATA, plain_store  # noqa: E402
 from mempursuit_core import DEFAULT_POLICY, get_selector  # noqa: E402
-from mempursuit_core.embed import get_embedder  # noqa: E402
-from mempursuit_eval.cache import CachedEmbedder  # noqa: E402
-from mempursuit_eval.datasets import default_cache_dir, load_dataset  # noqa: E402
-from mempursuit_eval.store import PlainStore  # noqa: E402
+from mempursuit_eval.datasets import load_dataset  # noqa: E402
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("data", nargs="?", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                                   / "data" / "locomo" / "locomo10.json"))
+    ap.add_argument("data", nargs="?", default=str(SHARED_DATA / "locomo" / "locomo10.json"))
     ap.add_argument("--native-order", default="hybrid", choices=("dense", "hybrid"))
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--out", type=Path, default=None)
@@ -38,8 +35,7 @@ def main(argv=None) -> int:
 
     ds = load_dataset("locomo", args.data, units="turns")
     units = {u.uid: u for u in ds.units}
-    store = PlainStore(args.native_order)
-    store.build(ds.units, embedder=CachedEmbedder(get_embedder(), default_cache_dir()))
+    store, _ = plain_store(ds.units, args.native_order)
     sel, K = get_selector(DEFAULT_POLICY), args.k
     acc: dict[str, dict[str, list]] = {n: {"session": [], "turn": [], "multi-hop turn": []}
                                        for n in ("as shipped", "speakers as titles")}

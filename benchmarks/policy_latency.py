@@ -87,17 +87,22 @@ def document_pools(path: str, n: int, P: int, d: int, seed: int):
     return out
 
 
+def time_select(sel, qv, M, k: int, signals, clear=()) -> float:
+    """Milliseconds of one ``sel.select(qv, M, k, signals=signals)``, the caches in ``clear``
+    (``functools`` caches) emptied first for a cold read."""
+    for cache in clear:
+        cache.cache_clear()
+    t0 = time.perf_counter()
+    sel.select(qv, M, k, signals=signals)
+    return 1e3 * (time.perf_counter() - t0)
+
+
 def measure_documents(sel, work, k: int, cold: bool = False) -> list[float]:
+    clear = (_term_counts, _stem, _phrase) if cold else ()
     times = []
     for text, qv, M, members in work:
         signals = pool_signals([m[1] for m in members], text, titles=[m[0] for m in members])
-        if cold:
-            _term_counts.cache_clear()
-            _stem.cache_clear()
-            _phrase.cache_clear()
-        t0 = time.perf_counter()
-        sel.select(qv, M, k, signals=signals)
-        times.append(1e3 * (time.perf_counter() - t0))
+        times.append(time_select(sel, qv, M, k, signals, clear))
     return times
 
 
@@ -119,12 +124,7 @@ def measure(sel, work, k: int, cold: bool = False, lexical: bool = False,
                                timestamps=[u.timestamp for u in members],
                                session_ids=[u.session_id for u in members],
                                speakers=[u.speaker for u in members], **extra)
-        if cold:
-            _term_counts.cache_clear()
-            _stem.cache_clear()
-        t0 = time.perf_counter()
-        sel.select(qv, M, k, signals=signals)
-        times.append(1e3 * (time.perf_counter() - t0))
+        times.append(time_select(sel, qv, M, k, signals, (_term_counts, _stem) if cold else ()))
     return times
 
 

@@ -47,6 +47,7 @@ METRICS = (("complete_coverage", "session"), ("turn_coverage", "turn"))
 DEFAULT_LABEL = "pursuit-center"  # the label the round-2 default was measured under
 DEFAULT = "centered-fusion"
 PAIRS = (("locomo", "LoCoMo"), ("beam", "BEAM-100K"), ("lme", "LongMemEval-S"))
+EVERY_K = ("5", "10", "20", "50")  # the K columns of the wider tables
 
 
 # the defaults before today's, as today's options spell them (round 3 added the date channel,
@@ -115,6 +116,11 @@ def table(run: Path, ks=("10", "20"), order: str | None = None) -> str:
                 row.append(cell(paired, value))
         lines.append(f"| {label(policy, measured_before(s))} | " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def tables(runs, ks=("10", "20")) -> list[str]:
+    """The ``table`` of each run in ``runs`` at ``ks``, each followed by a blank line."""
+    return [line for run in runs for line in (table(run, ks), "")]
 
 
 def default_run(key: str, order: str) -> tuple[Path, str]:
@@ -314,9 +320,7 @@ def database_diversity(folder: Path = EVAL / "database-diversity") -> list[str]:
              "(diversity 0.5, `candidates_limit` = the pool, run by Qdrant Edge, the server's",
              "engine as a library) on the same pools as `native`, `mmr` and the default",
              "(docs/scale.md).", ""]
-    for run in runs:
-        parts += [table(run, ("5", "10", "20", "50")), ""]
-    return parts
+    return parts + tables(runs, EVERY_K)
 
 
 def graphiti_rerankers(folder: Path = FRAMEWORK_RUNS) -> list[str]:
@@ -334,7 +338,7 @@ def graphiti_rerankers(folder: Path = FRAMEWORK_RUNS) -> list[str]:
              "RRF, with no candidate dropped by Graphiti's `reranker_min_score` (docs/adapters/",
              "graphiti.md); the policies read the same pool with that order as its native order.", ""]
     for name, run in runs:
-        parts += [table(run, ("5", "10", "20", "50"), order=f"Graphiti's `{name}`"), ""]
+        parts += [table(run, EVERY_K, order=f"Graphiti's `{name}`"), ""]
     return parts
 
 
@@ -669,17 +673,14 @@ def results_doc() -> str:
         "were measured under.",
         "",
     ]
-    for run in [EVAL / f"{k}-{o}" for k, _ in PAIRS for o in ("dense", "hybrid")]:
-        parts += [table(run), ""]
+    parts += tables(EVAL / f"{k}-{o}" for k, _ in PAIRS for o in ("dense", "hybrid"))
     sections = (
         ("K = 5", EVAL / "k5", ("5",)),
         ("Smaller pools (P = 50, 100)", EVAL / "pool-size", ("10", "20")),
     )
     for title, folder, ks in sections:
         if folder.exists():
-            parts += [f"## {title}", ""]
-            for run in runs_under(folder):
-                parts += [table(run, ks), ""]
+            parts += [f"## {title}", "", *tables(runs_under(folder), ks)]
     frameworks = framework_runs()
     if frameworks:
         parts += ["## Through the frameworks' own stores (LoCoMo)", "",
@@ -689,9 +690,7 @@ def results_doc() -> str:
                   "get only the signals that adapter hands over (docs/adapters/README.md lists",
                   "them per framework). A row marked *dataset signals* used the benchmark's own",
                   "session ids as well (`--dataset-signals`, or the harness before it had that",
-                  "option).", ""]
-        for run in frameworks:
-            parts += [table(run, ("5", "10", "20", "50")), ""]
+                  "option).", "", *tables(frameworks, EVERY_K)]
         parts += framework_moves()
     parts += graphiti_rerankers()  # issue 35: Graphiti's own rerankers as named baselines
     parts += database_diversity()  # issue 36: Qdrant's own MMR next to the policies
@@ -699,9 +698,8 @@ def results_doc() -> str:
     obs = [EVAL / n for n in ("locomo-obs-dense", "locomo-obs-hybrid")
            if (EVAL / n / "summary.json").exists()]
     if obs:
-        parts += ["## LoCoMo's extracted facts (`--units observations`), never used for tuning", ""]
-        for run in obs:
-            parts += [table(run), ""]
+        parts += ["## LoCoMo's extracted facts (`--units observations`), never used for tuning", "",
+                  *tables(obs)]
     halves = held_out()
     if halves:
         parts += ["## Tuning and held-out halves", "",
@@ -945,9 +943,7 @@ def round3_section() -> list[str]:
     for title, names in groups:
         runs = [ROUND3 / n for n in names if (ROUND3 / n / "summary.json").exists()]
         if runs:
-            parts += [f"### {title}", ""]
-            for run in runs:
-                parts += [table(run, ("5", "10", "20", "50")), ""]
+            parts += [f"### {title}", "", *tables(runs, EVERY_K)]
     return parts
 
 

@@ -35,12 +35,10 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _common import SHARED_DATA, plain_store  # noqa: E402
 from mempursuit_core import get_selector  # noqa: E402
-from mempursuit_core.embed import get_embedder  # noqa: E402
 from mempursuit_core.follow import follow_up  # noqa: E402
-from mempursuit_eval.cache import CachedEmbedder  # noqa: E402
-from mempursuit_eval.datasets import default_cache_dir, load_dataset, select_questions  # noqa: E402
-from mempursuit_eval.store import PlainStore  # noqa: E402
+from mempursuit_eval.datasets import load_dataset, select_questions  # noqa: E402
 
 KS = (5, 10)
 P = 200
@@ -95,9 +93,7 @@ def evaluate(name: str, data: Path, side: str, variants: dict[str, str]) -> dict
     ds = load_dataset(name, data / DATASETS[name])
     questions = sides(name, select_questions(ds))[side]
     units = {u.uid: u for u in ds.units}
-    store = PlainStore("hybrid")
-    embedder = CachedEmbedder(get_embedder(threads=1), default_cache_dir())
-    store.build(ds.units, embedder=embedder)
+    store, embedder = plain_store(ds.units, threads=1)
     qvecs = embedder.encode([q.text for q in questions])
     pools = [store.pool(q.group, q.text, P, query_vector=v) for q, v in zip(questions, qvecs)]
     out: dict[str, Any] = {"questions": len(questions)}
@@ -119,7 +115,7 @@ def evaluate(name: str, data: Path, side: str, variants: dict[str, str]) -> dict
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--data", type=Path, default=SHARED_DATA)
     ap.add_argument("--side", choices=("tune", "held-out"), default="tune")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--variants", nargs="+", default=None,

@@ -23,27 +23,22 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+from _common import SHARED_DATA, plain_store  # noqa: E402
 from mempursuit_core import get_selector  # noqa: E402
-from mempursuit_core.embed import get_embedder  # noqa: E402
 from mempursuit_core.follow import follow_up  # noqa: E402
-from mempursuit_eval.cache import CachedEmbedder  # noqa: E402
-from mempursuit_eval.datasets import default_cache_dir, load_dataset  # noqa: E402
-from mempursuit_eval.store import PlainStore  # noqa: E402
+from mempursuit_eval.datasets import load_dataset  # noqa: E402
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("data", nargs="?", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                                   / "data" / "2wikimultihopqa"))
+    ap.add_argument("data", nargs="?", default=str(SHARED_DATA / "2wikimultihopqa"))
     ap.add_argument("--pool", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
 
     ds = load_dataset("2wikimultihopqa", args.data)
-    embedder = CachedEmbedder(get_embedder(threads=1), default_cache_dir())
-    store = PlainStore("hybrid")
-    store.build(ds.units, embedder=embedder)
+    store, embedder = plain_store(ds.units, threads=1)
     qvecs = embedder.encode([q.text for q in ds.questions])
     reads = {"with the second read": get_selector("centered-fusion"),
              "follow=0": get_selector("centered-fusion", follow=0)}

@@ -10,25 +10,22 @@ Writes benchmarks/results/eval/documents/vector_hop_locomo.json (read by documen
 """
 import numpy as np, sys, warnings
 from mempursuit_core import get_selector
-from mempursuit_core.embed import get_embedder
 from mempursuit_core.follow import Fetched
 from mempursuit_core.readpath import CandidatePool
-from mempursuit_eval.cache import CachedEmbedder
-from mempursuit_eval.datasets import default_cache_dir, load_dataset, select_questions
-from mempursuit_eval.store import PlainStore
+from mempursuit_eval.datasets import load_dataset, select_questions
+from _common import SHARED_DATA, plain_store
 import argparse, json
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-ap.add_argument("data", nargs="?", default=str(ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"))
+ap.add_argument("data", nargs="?", default=str(SHARED_DATA / "locomo" / "locomo10.json"))
 ap.add_argument("--native", default="hybrid", choices=("dense", "hybrid"))
 args = ap.parse_args()
 native = args.native
 ds = load_dataset("locomo", args.data, units="turns")
 qs = select_questions(ds)
 units = {u.uid: u for u in ds.units}
-emb = CachedEmbedder(get_embedder(), default_cache_dir())
-store = PlainStore(native); store.build(ds.units, embedder=emb)
+store, emb = plain_store(ds.units, native)
 qv = emb.encode([q.text for q in qs])
 sel = get_selector("centered-fusion")
 P, K = 200, 10

@@ -19,14 +19,7 @@ from agno.knowledge.knowledge import Knowledge
 from agno.vectordb.lancedb import LanceDb
 
 from mempursuit_agno import MemPursuitEmbedder, MemPursuitReranker
-
-FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
-         "Alice relocated to Lisbon in March to start a robotics job.",
-         "In March Alice moved to Lisbon, where her new robotics job is.",
-         "Alice adopted a grey cat called Pixel.",
-         "Alice's sister Maya lives in Porto.",
-         "Bob plays the cello in a jazz band."]
-QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+from _sample import FACTS, QUESTION  # the sample memories (examples/_sample.py)
 
 
 def main():

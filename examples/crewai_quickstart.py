@@ -24,14 +24,7 @@ os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")  # else each save waits
 from crewai.memory.unified_memory import Memory  # noqa: E402
 
 from mempursuit_crewai import MemPursuitEmbedder, MemPursuitMemory  # noqa: E402
-
-FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
-         "Alice relocated to Lisbon in March to start a robotics job.",
-         "In March Alice moved to Lisbon, where her new robotics job is.",
-         "Alice adopted a grey cat called Pixel.",
-         "Alice's sister Maya lives in Porto.",
-         "Bob plays the cello in a jazz band."]
-QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+from _sample import FACTS, QUESTION  # noqa: E402  # the sample memories (examples/_sample.py)
 
 
 def main():

@@ -42,21 +42,15 @@ from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from mempursuit_langchain import MemPursuitCompressor, MemPursuitEmbeddings, MemPursuitRetriever
+from _sample import HANDBOOK_QUESTION as QUESTION, handbook_paragraphs  # examples/_sample.py
 
-HANDBOOK = Path(__file__).resolve().parent / "data" / "handbook"
-QUESTION = "Who books a 900 euro trip to Oslo, and what is their phone extension?"
 K = 3
 
 
 def load_handbook() -> list[Document]:
-    """One Document per paragraph (the headings left out), with its file as ``source``."""
-    docs = []
-    for path in sorted(HANDBOOK.glob("*.md")):
-        for para in path.read_text(encoding="utf-8").split("\n\n"):
-            para = para.strip()
-            if para and not para.startswith("#"):
-                docs.append(Document(page_content=para, metadata={"source": str(path)}))
-    return docs
+    """One Document per paragraph of the handbook, with its file as ``source``."""
+    return [Document(page_content=para, metadata={"source": str(path)})
+            for path, para in handbook_paragraphs()]
 
 
 def main() -> None:

@@ -41,29 +41,20 @@ filters, so ``whole_store=True`` says the index holds one corpus, or pass the en
         MemPursuitPostprocessor(k=3, index=index, whole_store=True)])
 """
 
-from pathlib import Path
-
 from llama_index.core import Document, Settings, VectorStoreIndex
 from llama_index.core.llms import MockLLM
 
 from mempursuit_llamaindex import MemPursuitEmbedding, MemPursuitPostprocessor, MemPursuitRetriever
+from _sample import HANDBOOK_QUESTION as QUESTION, handbook_paragraphs  # examples/_sample.py
 
-HANDBOOK = Path(__file__).resolve().parent / "data" / "handbook"
-QUESTION = "Who books a 900 euro trip to Oslo, and what is their phone extension?"
 K = 3
 
 
 def load_handbook() -> list[Document]:
-    """One Document per paragraph (the headings left out), with its file's name and path."""
-    docs = []
-    for path in sorted(HANDBOOK.glob("*.md")):
-        for para in path.read_text(encoding="utf-8").split("\n\n"):
-            para = para.strip()
-            if para and not para.startswith("#"):
-                docs.append(Document(text=para,
-                                     metadata={"file_name": path.name, "file_path": str(path)},
-                                     excluded_embed_metadata_keys=["file_name", "file_path"]))
-    return docs
+    """One Document per paragraph of the handbook, with its file's name and path."""
+    return [Document(text=para, metadata={"file_name": path.name, "file_path": str(path)},
+                     excluded_embed_metadata_keys=["file_name", "file_path"])
+            for path, para in handbook_paragraphs()]
 
 
 def show(name: str, nodes) -> None:

@@ -32,18 +32,8 @@ from mempursuit_core.embed import get_embedder  # noqa: E402
 from mempursuit_eval.backends.graphiti import (EncoderEmbedder, build_fulltext,  # noqa: E402
                                                open_kuzu_graphiti)
 from mempursuit_graphiti import MemPursuitGraphiti  # noqa: E402
-
-FACTS = [
-    "Priya works as a nurse at the city hospital.",
-    "Priya is a nurse; she works at the city hospital.",
-    "At the city hospital, Priya has a job as a nurse.",
-    "Priya's hospital shifts start at six in the morning, Monday to Thursday.",
-    "Priya adopted a grey cat called Miso last spring.",
-    "Priya bakes sourdough bread every Sunday.",
-    "Priya's sister lives in Toronto and teaches chemistry.",
-    "Priya is planning a trip to Lisbon in October.",
-]
-QUESTION = "When does Priya start work at the hospital?"
+# the sample memories (examples/_sample.py)
+from _sample import PRIYA_FACTS as FACTS, PRIYA_QUESTION as QUESTION  # noqa: E402
 
 
 async def main(path: Path) -> None:

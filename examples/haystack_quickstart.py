@@ -24,14 +24,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore  # noqa: E4
 
 from mempursuit_haystack import (MemPursuitDocumentEmbedder, MemPursuitRanker,  # noqa: E402
                                  MemPursuitTextEmbedder)
-
-FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
-         "Alice relocated to Lisbon in March to start a robotics job.",
-         "In March Alice moved to Lisbon, where her new robotics job is.",
-         "Alice adopted a grey cat called Pixel.",
-         "Alice's sister Maya lives in Porto.",
-         "Bob plays the cello in a jazz band."]
-QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+from _sample import FACTS, QUESTION  # noqa: E402  # the sample memories (examples/_sample.py)
 
 
 def pipeline(store, ranker=None):

@@ -19,33 +19,24 @@ from langgraph.store.memory import InMemoryStore
 
 from mempursuit_core.embed import get_embedder
 from mempursuit_langgraph import MemPursuitStore
+from _sample import PRIYA_FACTS, PRIYA_QUESTION  # the sample memories (examples/_sample.py)
 
 model = get_embedder()
 store = InMemoryStore(index={"dims": model.dim, "fields": ["text"],
                              "embed": lambda texts: model.encode(list(texts)).tolist()})
 
 ns = ("memories", "priya")
-memories = {
-    "job-1": "Priya works as a nurse at the city hospital.",
-    "job-2": "Priya is a nurse; she works at the city hospital.",
-    "job-3": "At the city hospital, Priya has a job as a nurse.",
-    "shift": "Priya's hospital shifts start at six in the morning, Monday to Thursday.",
-    "cat": "Priya adopted a grey cat called Miso last spring.",
-    "bread": "Priya bakes sourdough bread every Sunday.",
-    "sister": "Priya's sister lives in Toronto and teaches chemistry.",
-    "trip": "Priya is planning a trip to Lisbon in October.",
-}
-for key, text in memories.items():
+keys = ["job-1", "job-2", "job-3", "shift", "cat", "bread", "sister", "trip"]  # one a memory
+for key, text in zip(keys, PRIYA_FACTS):
     store.put(ns, key, {"text": text})
 
-question = "When does Priya start work at the hospital?"
-native = store.search(ns, query=question, limit=3)
+native = store.search(ns, query=PRIYA_QUESTION, limit=3)
 wrapped = MemPursuitStore(store)  # the one line: the default read policy
-ours = wrapped.search(ns, query=question, limit=3)
+ours = wrapped.search(ns, query=PRIYA_QUESTION, limit=3)
 # the paper's rule (MemPursuit, arXiv 2610.15642), named: a reproduction, not the default
-paper = MemPursuitStore(store, policy="mempursuit").search(ns, query=question, limit=3)
+paper = MemPursuitStore(store, policy="mempursuit").search(ns, query=PRIYA_QUESTION, limit=3)
 
-print(f"Q: {question}\n")
+print(f"Q: {PRIYA_QUESTION}\n")
 print("the store's own top 3:")
 for item in native:
     print(f"  {item.key:<7} {item.value['text']}")

@@ -25,14 +25,7 @@ from llama_index.vector_stores.qdrant import QdrantVectorStore
 from qdrant_client import AsyncQdrantClient
 
 from mempursuit_llamaindex import MemPursuitEmbedding, MemPursuitPostprocessor
-
-FACTS = ["Alice moved to Lisbon in March for a new robotics job.",
-         "Alice relocated to Lisbon in March to start a robotics job.",
-         "In March Alice moved to Lisbon, where her new robotics job is.",
-         "Alice adopted a grey cat called Pixel.",
-         "Alice's sister Maya lives in Porto.",
-         "Bob plays the cello in a jazz band."]
-QUESTION = "When did Alice move to Lisbon and what pet did she adopt?"
+from _sample import FACTS, QUESTION  # the sample memories (examples/_sample.py)
 
 
 async def main():

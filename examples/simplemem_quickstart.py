@@ -28,22 +28,7 @@ from simplemem.utils.embedding import EmbeddingModel
 
 from mempursuit_core import DEFAULT_POLICY
 from mempursuit_simplemem import MemPursuitRetriever, ensure_fts_index
-
-FACTS = [
-    ("Alice adopted a grey tabby cat named Tom in March 2023.", "2023-03-12T10:00:00"),
-    ("Alice's cat Tom is a grey tabby she adopted in March 2023.", "2023-03-20T18:00:00"),
-    ("Alice has a cat called Tom.", "2023-04-02T09:30:00"),
-    ("Alice got her cat Tom from the city animal shelter.", "2023-03-12T11:00:00"),
-    ("Alice's dog Rex died in 2021; she still misses him.", "2023-01-05T20:00:00"),
-    ("Alice walks her neighbour's beagle on Sundays.", "2023-05-14T08:00:00"),
-    ("Alice started learning the piano in 2022.", "2023-02-10T19:00:00"),
-    ("Alice moved from Sweden to Canada four years ago.", "2023-01-05T20:05:00"),
-    ("Alice works as a nurse at a children's hospital.", "2023-02-01T07:00:00"),
-    ("Alice ran a charity 5K race in June 2023.", "2023-06-18T12:00:00"),
-    ("Alice's brother Ben lives in Stockholm.", "2023-01-05T20:10:00"),
-    ("Alice is allergic to peanuts.", "2023-04-22T13:00:00"),
-]
-QUESTION = "When did Alice adopt her cat, and where does her brother live?"
+from _sample import DATED_FACTS as FACTS, DATED_QUESTION as QUESTION  # examples/_sample.py
 K = 4
 
 
