@@ -394,7 +394,7 @@ class CenteredFusion(PoolSelector):
         are chosen, up to ``follow`` titles that they and the question name but no candidate
         carries are fetched from the store by title, and the policy chooses again over the
         pool and them. The policy only asks (its selection's ``follow``); the read path's
-        stage reads the store (:func:`mempursuit_core.follow.follow_up`). 0, a pool without
+        stage reads the store (:func:`mempursuit_core.follow.follow_pool`). 0, a pool without
         titles or a store that cannot read by title: no second read; a read that fails or is
         late gives the first read's order and one warning.
     follow_from : int, default 3
@@ -591,7 +591,7 @@ class CenteredFusion(PoolSelector):
     def _follow_request(self, ctx: PoolContext, order: np.ndarray) -> FollowRequest | None:
         """What the second read would follow: the titles the first ``follow_from`` picks and
         the question name that the pool lacks (read by the read path's stage,
-        :func:`mempursuit_core.follow.follow_up`); None without titles and texts."""
+        :func:`mempursuit_core.follow.follow_pool`); None without titles and texts."""
         if "titles" not in ctx.signals or "texts" not in ctx.signals:
             return None
         texts = ctx.values("texts")

@@ -43,7 +43,7 @@ class Selection:
     info : dict
         Policy-specific diagnostics (losses, gaps, ...).
     extra : Fetched or None
-        Candidates a second read added (:func:`mempursuit_core.follow.follow_up`): positions
+        Candidates a second read added (:func:`mempursuit_core.follow.follow_pool`): positions
         ``P`` to ``P + len(extra) - 1`` of ``order`` are ``extra``'s rows, in its order.
     follow : FollowRequest or None
         What the policy would read next (the titles its first picks name), for the read
