@@ -15,7 +15,7 @@ from mempursuit_core.readpath import CandidatePool
 
 __all__ = ["MemoryUnit", "Pool", "Embedder", "StoreBackend", "ReusableStore", "checked_pool_size",
            "embedded_batches", "group_entry", "pool_from_candidates", "query_vector_for",
-           "read_manifest", "write_manifest",
+           "read_manifest", "unit_batches", "write_manifest",
            "DATASET_SIGNALS"]
 
 T = TypeVar("T")
@@ -44,16 +44,26 @@ def units_by_group(units: Sequence["MemoryUnit"], known: dict | None = None
     return by_group
 
 
-def embedded_batches(members: Sequence["MemoryUnit"], embedder: "Embedder", batch_size: int,
-                     progress: Callable[[int], None] | None = None
-                     ) -> Iterator[tuple[list["MemoryUnit"], np.ndarray]]:
-    """``members`` in batches of ``batch_size``, each with its texts' vectors, shape (n, d)
-    float32; ``progress(n)`` once the caller has written a batch (when it asks for the next)."""
+def unit_batches(members: Sequence["MemoryUnit"], batch_size: int,
+                 progress: Callable[[int], None] | None = None) -> Iterator[list["MemoryUnit"]]:
+    """``members`` in batches of ``batch_size``; ``progress(n)`` once the caller has written a
+    batch (when it asks for the next)."""
     for start in range(0, len(members), batch_size):
         chunk = list(members[start:start + batch_size])
-        yield chunk, np.asarray(embedder.encode([u.text for u in chunk]), dtype=np.float32)
+        yield chunk
         if progress is not None:
             progress(len(chunk))
+
+
+def embedded_batches(members: Sequence["MemoryUnit"], embedder: "Embedder", batch_size: int,
+                     progress: Callable[[int], None] | None = None, *,
+                     text: Callable[["MemoryUnit"], str] = lambda unit: unit.text
+                     ) -> Iterator[tuple[list["MemoryUnit"], np.ndarray]]:
+    """``members`` in batches of ``batch_size``, each with the vectors of its units' ``text``
+    (default the unit's own), shape (n, d) float32; ``progress(n)`` once the caller has written
+    a batch (when it asks for the next)."""
+    for chunk in unit_batches(members, batch_size, progress):
+        yield chunk, np.asarray(embedder.encode([text(u) for u in chunk]), dtype=np.float32)
 
 
 def query_vector_for(embedder: "Embedder", query: str, given: Any = None) -> np.ndarray:

@@ -25,68 +25,39 @@ Needs the ``[agno]`` extra.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
-                                  group_entry, pool_from_candidates, query_vector_for,
-                                  read_manifest, units_by_group, write_manifest)
+from mempursuit_eval.backends.framework_store import TableStore, harness_model
+from mempursuit_eval.base import Embedder, MemoryUnit, query_vector_for
 
 __all__ = ["AgnoBackend"]
 
-_LANCE = "lancedb"
 
+class AgnoBackend(TableStore):
+    """Agno's LanceDB vector db, one table per group, as an evaluation store, with the options
+    of :class:`FrameworkStore` (only the vector db's own (dense cosine) order exists:
+    ``native`` is ``"dense"`` or ``"agno"``)."""
 
-def _agno_embedder(embedder: Embedder, dim: int) -> Any:
-    """The harness's embedder as an Agno ``Embedder`` (what the vector db embeds queries with)."""
-    from mempursuit_agno import MemPursuitEmbedder
-
-    class HarnessEmbedder(MemPursuitEmbedder):
-        def _model(self):
-            return embedder
-
-    return HarnessEmbedder(model="harness", dimensions=dim)
-
-
-class AgnoBackend:
-    """Agno's LanceDB vector db, one table per group, as an evaluation store.
-
-    Parameters
-    ----------
-    batch_size : int
-        Units embedded and written per batch.
-    native : str, optional
-        Only the vector db's own (dense cosine) order exists: ``"dense"`` or ``"agno"``.
-    dataset_signals : bool
-        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
-        (``--dataset-signals``).
-    """
-
+    framework, native_order = "agno", "LanceDb's dense cosine search"
+    folder = "lancedb"
     loggers = ("agno",)
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None,
-                 dataset_signals: bool = False):
-        if native not in (None, "dense", "agno"):
-            raise ValueError("the agno backend's native order is LanceDb's dense cosine search; "
-                             f"got native={native!r}")
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self.name = "agno"
-        self._units: dict[str, MemoryUnit] = {}
-        self._groups: dict[str, int] = {}
+    def _reset(self) -> None:
         self._tables: dict[str, str] = {}
         self._dbs: dict[str, Any] = {}
-        self._embedder: Embedder | None = None
-        self._reranker = None
-        self._uri: str | None = None
+        self._reranker = self._uri = None
 
-    def _open(self, embedder: Embedder, uri: Path, tables: dict[str, str]) -> None:
-        from mempursuit_agno import DEFAULT_METADATA_KEYS, MemPursuitReranker
+    def _open(self, uri: Path, tables: dict[str, str]) -> None:
+        from mempursuit_agno import DEFAULT_METADATA_KEYS, MemPursuitEmbedder, MemPursuitReranker
 
-        self._embedder, self._uri, self._tables = embedder, str(uri), dict(tables)
+        embedder = self._embedder
+        self._uri, self._tables = str(uri), dict(tables)
         dim = getattr(embedder, "dim", None) or len(embedder.encode(["dimension"])[0])
-        self._agno_embedder = _agno_embedder(embedder, int(dim))
+        # what the vector db embeds queries with
+        self._agno_embedder = harness_model(MemPursuitEmbedder, embedder, model="harness",
+                                            dimensions=int(dim))
         self._dbs = {}
         # the adapter's pool function; policy="native": the harness applies the policies
         self._reranker = MemPursuitReranker(policy="native", strict=True,
@@ -100,56 +71,23 @@ class AgnoBackend:
                                        embedder=self._agno_embedder)
         return self._dbs[group]
 
-    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
-              progress: Callable[[int], None] | None = None) -> None:
+    def _count(self, group: str) -> int:
+        return self._db(group).get_count()
+
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: np.ndarray) -> None:
         from agno.knowledge.document import Document
 
-        uri = Path(workdir) / _LANCE
-        if uri.exists():
-            raise ValueError(f"{uri} exists; use a fresh workdir")
-        groups = units_by_group(units)
-        self._open(embedder, uri, {g: f"group_{i}" for i, g in enumerate(groups)})
-        self._units = {u.uid: u for u in units}
-        for group, members in groups.items():
-            self._groups[group] = len(members)
-            db = self._db(group)
-            db.create()
-            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
-                db.insert(f"mempursuit-eval-{group}", [
-                    Document(content=u.text, embedding=v.tolist(),
-                             meta_data={"uid": u.uid, **({"title": u.title} if u.title else {})})
-                    for u, v in zip(chunk, vectors)])
-        write_manifest(workdir, self._groups, tables=self._tables)
+        db = self._db(group)
+        db.create()  # the group's table, before its first batch (then a no-op)
+        db.insert(f"mempursuit-eval-{group}", [
+            Document(content=u.text, embedding=v.tolist(),
+                     meta_data={"uid": u.uid, **({"title": u.title} if u.title else {})})
+            for u, v in zip(units, vectors)])
 
-    def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
-                      workdir: Path) -> bool:
-        """Reopen a store that ``build`` wrote into ``workdir`` (True when reused; False when
-        its files are missing, unreadable or hold other units)."""
-        uri, saved = Path(workdir) / _LANCE, read_manifest(workdir, units, "tables")
-        if saved is None or not uri.is_dir():
-            return False
-        groups, tables = saved
-        try:
-            self._open(embedder, uri, tables)
-            if any(self._db(g).get_count() != n for g, n in groups.items()):
-                return False
-        except Exception:  # an unreadable store is rebuilt
-            return False
-        self._groups, self._units = groups, {u.uid: u for u in units}
-        return True
-
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
-        """The vector db's own top-``size`` for ``query`` within ``group``, as the adapter's
-        pool."""
-        size = checked_pool_size(self._reranker is not None, size)
-        group_entry(self._groups, group)
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
         qv = query_vector_for(self._embedder, query, query_vector)
         docs = self._db(group).search(query, limit=size)
-        pool = self._reranker.candidate_pool(query, docs, qv.tolist())
-        return pool_from_candidates(pool, [d.meta_data["uid"] for d in pool.items],
-                                    units=self._units, dataset_signals=self.dataset_signals)
+        return self._reranker.candidate_pool(query, docs, qv.tolist())
 
-    def close(self) -> None:
-        self._dbs = {}
-        self._reranker = None
+    def _uid(self, doc: Any) -> str:
+        return doc.meta_data["uid"]

@@ -22,54 +22,27 @@ Needs the ``[autogen]`` extra.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
-                                  group_entry, pool_from_candidates, read_manifest, units_by_group,
-                                  write_manifest)
+from mempursuit_eval.backends.framework_store import TableStore, harness_model
+from mempursuit_eval.base import Embedder, MemoryUnit
 
 __all__ = ["AutoGenBackend"]
 
 
-def _embedding_function(embedder: Embedder) -> Any:
-    from mempursuit_autogen import MemPursuitEmbeddingFunction
+class AutoGenBackend(TableStore):
+    """AutoGen's Chroma memory, one collection per group, as an evaluation store, with the
+    options of :class:`FrameworkStore` (only Chroma's own (dense) order exists: ``native`` is
+    ``"dense"`` or ``"autogen"``)."""
 
-    class HarnessEmbeddingFunction(MemPursuitEmbeddingFunction):
-        def _model(self):
-            return embedder
-
-    return HarnessEmbeddingFunction(model="harness")
-
-
-class AutoGenBackend:
-    """AutoGen's Chroma memory, one collection per group, as an evaluation store.
-
-    Parameters
-    ----------
-    batch_size : int
-        Units embedded and written per batch.
-    native : str, optional
-        Only Chroma's own (dense) order exists: ``"dense"`` or ``"autogen"``.
-    dataset_signals : bool
-        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's.
-    """
-
+    framework, native_order = "autogen", "Chroma's dense search"
+    folder, manifest_key = "chroma", "collections"
     loggers = ("autogen_ext", "chromadb")
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None,
-                 dataset_signals: bool = False):
-        if native not in (None, "dense", "autogen"):
-            raise ValueError("the autogen backend's native order is Chroma's dense search; "
-                             f"got native={native!r}")
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self.name = "autogen"
-        self._units: dict[str, MemoryUnit] = {}
-        self._groups: dict[str, int] = {}
+    def _reset(self) -> None:
         self._memories: dict[str, Any] = {}
-        self._embedder: Embedder | None = None
         self._loop = None
 
     def _run(self, coro):
@@ -79,15 +52,14 @@ class AutoGenBackend:
             self._loop = asyncio.new_event_loop()
         return self._loop.run_until_complete(coro)
 
-    def _open(self, embedder: Embedder, folder: Path, collections: dict[str, str]) -> None:
+    def _open(self, folder: Path, collections: dict[str, str]) -> None:
         """One memory per group over its collection in ``folder`` (created when missing)."""
         from autogen_ext.memory.chromadb import (CustomEmbeddingFunctionConfig,
                                                  PersistentChromaDBVectorMemoryConfig)
 
-        from mempursuit_autogen import MemPursuitChromaDBVectorMemory
+        from mempursuit_autogen import MemPursuitChromaDBVectorMemory, MemPursuitEmbeddingFunction
 
-        self._embedder = embedder
-        function = _embedding_function(embedder)
+        function = harness_model(MemPursuitEmbeddingFunction, self._embedder, model="harness")
         for group, name in collections.items():
             config = PersistentChromaDBVectorMemoryConfig(
                 collection_name=name, persistence_path=str(folder),
@@ -98,62 +70,26 @@ class AutoGenBackend:
             memory._ensure_initialized()  # AutoGen's own client and collection
             self._memories[group] = memory
 
-    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
-              progress: Callable[[int], None] | None = None) -> None:
+    def _count(self, group: str) -> int:
+        return self._memories[group]._collection.count()
+
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: np.ndarray) -> None:
         from autogen_core.memory import MemoryMimeType
 
-        folder = Path(workdir) / "chroma"
-        if folder.exists():
-            raise ValueError(f"{folder} exists; use a fresh workdir")
-        self._units = {u.uid: u for u in units}
-        groups = units_by_group(units)
-        collections = {group: f"group_{i}" for i, group in enumerate(groups)}
-        self._open(embedder, folder, collections)
-        for group, members in groups.items():
-            self._groups[group] = len(members)
-            collection = self._memories[group]._collection
-            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
-                collection.add(
-                    ids=[u.uid for u in chunk], documents=[u.text for u in chunk],
-                    embeddings=list(vectors),
-                    metadatas=[{"uid": u.uid, "mime_type": str(MemoryMimeType.TEXT),
-                                **({"title": u.title} if u.title else {})} for u in chunk])
-        write_manifest(workdir, self._groups, collections=collections)
+        self._memories[group]._collection.add(
+            ids=[u.uid for u in units], documents=[u.text for u in units],
+            embeddings=list(vectors),
+            metadatas=[{"uid": u.uid, "mime_type": str(MemoryMimeType.TEXT),
+                        **({"title": u.title} if u.title else {})} for u in units])
 
-    def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
-                      workdir: Path) -> bool:
-        """Reopen the Chroma folder ``build`` wrote into ``workdir`` (True when reused; False,
-        and nothing held open, when its files are missing, unreadable or hold other units)."""
-        folder, saved = Path(workdir) / "chroma", read_manifest(workdir, units, "collections")
-        if saved is None or not folder.is_dir():
-            return False
-        groups, collections = saved
-        try:
-            self._open(embedder, folder, collections)
-            ok = all(self._memories[g]._collection.count() == n for g, n in groups.items())
-        except Exception:  # an unreadable folder is rebuilt
-            ok = False
-        if not ok:
-            self.close()
-            self._embedder = None
-            return False
-        self._groups, self._units = groups, {u.uid: u for u in units}
-        return True
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
+        return self._run(self._memories[group].candidate_pool(query, size))
 
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
-        """AutoGen's own top-``size`` for ``query`` within ``group``, as the adapter's pool."""
-        size = checked_pool_size(self._embedder is not None, size)
-        group_entry(self._groups, group)
-        pool = self._run(self._memories[group].candidate_pool(query, size))
-        return pool_from_candidates(pool, [m.metadata["uid"] for m in pool.items],
-                                    units=self._units, dataset_signals=self.dataset_signals,
-                                    uid_of=lambda m: m.metadata["uid"])
+    def _uid(self, memory_content: Any) -> str:
+        return memory_content.metadata["uid"]
 
-    def close(self) -> None:
+    def _release(self) -> None:
         for memory in self._memories.values():
             self._run(memory.close())
-        self._memories = {}
         if self._loop is not None:
             self._loop.close()
-            self._loop = None

@@ -28,66 +28,37 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
-                                  group_entry, pool_from_candidates, query_vector_for,
-                                  read_manifest, units_by_group, write_manifest)
+from mempursuit_eval.backends.framework_store import TableStore, harness_model
+from mempursuit_eval.base import Embedder, MemoryUnit, query_vector_for
 
 __all__ = ["CrewAIBackend"]
 
-_LANCE = "lancedb"
 
+class CrewAIBackend(TableStore):
+    """CrewAI's LanceDB storage, one table per group, as an evaluation store, with the options
+    of :class:`FrameworkStore` (only the storage's own (dense L2) order exists: ``native`` is
+    ``"dense"`` or ``"crewai"``)."""
 
-def _crewai_embedder(embedder: Embedder) -> Any:
-    """The harness's embedder as CrewAI's embedding callable."""
-    from mempursuit_crewai import MemPursuitEmbedder
-
-    class HarnessEmbedder(MemPursuitEmbedder):
-        def _model(self):
-            return embedder
-
-    return HarnessEmbedder(model="harness")
-
-
-class CrewAIBackend:
-    """CrewAI's LanceDB storage, one table per group, as an evaluation store.
-
-    Parameters
-    ----------
-    batch_size : int
-        Units embedded and written per batch.
-    native : str, optional
-        Only the storage's own (dense L2) order exists: ``"dense"`` or ``"crewai"``.
-    dataset_signals : bool
-        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
-        (``--dataset-signals``).
-    """
-
+    framework, native_order = "crewai", "LanceDBStorage's dense search"
+    folder = "lancedb"
     loggers = ("crewai", "lancedb")
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None,
-                 dataset_signals: bool = False):
-        if native not in (None, "dense", "crewai"):
-            raise ValueError("the crewai backend's native order is LanceDBStorage's dense "
-                             f"search; got native={native!r}")
-        os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # before importing crewai
-        os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")  # a save waits out its timeout
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self.name = "crewai"
-        self._units: dict[str, MemoryUnit] = {}
-        self._groups: dict[str, int] = {}
+    def _reset(self) -> None:
         self._tables: dict[str, str] = {}
         self._memories: dict[str, Any] = {}
-        self._embedder: Embedder | None = None
         self._path: Path | None = None
 
-    def _open(self, embedder: Embedder, path: Path, tables: dict[str, str]) -> None:
-        self._embedder, self._path, self._tables = embedder, Path(path), dict(tables)
-        self._crewai_embedder = _crewai_embedder(embedder)
+    def _open(self, path: Path, tables: dict[str, str]) -> None:
+        os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # before importing crewai
+        os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")  # a save waits out its timeout
+        self._path, self._tables = Path(path), dict(tables)
+        from mempursuit_crewai import MemPursuitEmbedder
+
+        self._crewai_embedder = harness_model(MemPursuitEmbedder, self._embedder, model="harness")
         self._memories = {}
 
     def _memory(self, group: str):
@@ -105,59 +76,27 @@ class CrewAIBackend:
                                                      policy="native", strict=True)
         return self._memories[group]
 
-    def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
-              progress: Callable[[int], None] | None = None) -> None:
+    def _count(self, group: str) -> int:
+        return self._memory(group)._storage.count()
+
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: np.ndarray) -> None:
         from crewai.memory.types import MemoryRecord
 
-        path = Path(workdir) / _LANCE
-        if path.exists():
-            raise ValueError(f"{path} exists; use a fresh workdir")
-        groups = units_by_group(units)
-        self._open(embedder, path, {g: f"group_{i}" for i, g in enumerate(groups)})
-        self._units = {u.uid: u for u in units}
-        for group, members in groups.items():
-            self._groups[group] = len(members)
-            storage = self._memory(group)._storage
-            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
-                storage.save([
-                    MemoryRecord(content=u.text, embedding=v.tolist(), scope="/", categories=[],
-                                 importance=0.5, metadata=_metadata(u))
-                    for u, v in zip(chunk, vectors)])
-        write_manifest(workdir, self._groups, tables=self._tables)
+        self._memory(group)._storage.save([
+            MemoryRecord(content=u.text, embedding=v.tolist(), scope="/", categories=[],
+                         importance=0.5, metadata=_metadata(u))
+            for u, v in zip(units, vectors)])
 
-    def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
-                      workdir: Path) -> bool:
-        """Reopen a store that ``build`` wrote into ``workdir`` (True when reused; False when
-        its files are missing, unreadable or hold other units)."""
-        path, saved = Path(workdir) / _LANCE, read_manifest(workdir, units, "tables")
-        if saved is None or not path.is_dir():
-            return False
-        groups, tables = saved
-        try:
-            self._open(embedder, path, tables)
-            if any(self._memory(g)._storage.count() != n for g, n in groups.items()):
-                return False
-        except Exception:  # an unreadable store is rebuilt
-            return False
-        self._groups, self._units = groups, {u.uid: u for u in units}
-        return True
-
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
-        """The storage's own top-``size`` for ``query`` within ``group``, as the adapter's
-        pool."""
-        size = checked_pool_size(self._embedder is not None, size)
-        group_entry(self._groups, group)
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
         qv = query_vector_for(self._embedder, query, query_vector)
-        pool = self._memory(group).candidate_pool(query, size, query_embedding=qv.tolist())
-        return pool_from_candidates(pool, [r.metadata["uid"] for r, _ in pool.items],
-                                    units=self._units, dataset_signals=self.dataset_signals,
-                                    uid_of=lambda hit: hit[0].metadata["uid"])
+        return self._memory(group).candidate_pool(query, size, query_embedding=qv.tolist())
 
-    def close(self) -> None:
+    def _uid(self, hit: Any) -> str:
+        return hit[0].metadata["uid"]  # a (record, score) pair
+
+    def _release(self) -> None:
         for memory in self._memories.values():
             memory.close()
-        self._memories = {}
 
 
 def _metadata(unit: MemoryUnit) -> dict[str, Any]:

@@ -26,48 +26,29 @@ Needs the ``[haystack]`` extra.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
-                                  group_entry, pool_from_candidates, query_vector_for,
-                                  read_manifest, units_by_group, write_manifest)
+from mempursuit_eval.backends.framework_store import FrameworkStore
+from mempursuit_eval.base import (Embedder, MemoryUnit, query_vector_for, read_manifest,
+                                  write_manifest)
 
 __all__ = ["HaystackBackend"]
 
 _STORE = "haystack_store.json"
 
 
-class HaystackBackend:
-    """Haystack's in-memory document store and embedding retriever as an evaluation store.
+class HaystackBackend(FrameworkStore):
+    """Haystack's in-memory document store and embedding retriever as an evaluation store, with
+    the options of :class:`FrameworkStore` (only the retriever's own (dense cosine) order
+    exists: ``native`` is ``"dense"`` or ``"haystack"``)."""
 
-    Parameters
-    ----------
-    batch_size : int
-        Units embedded and written per batch.
-    native : str, optional
-        Only the retriever's own (dense cosine) order exists: ``"dense"`` or ``"haystack"``.
-    dataset_signals : bool
-        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
-        (``--dataset-signals``).
-    """
-
+    framework, native_order = "haystack", "InMemoryEmbeddingRetriever's dense cosine search"
     loggers = ("haystack",)
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None,
-                 dataset_signals: bool = False):
-        if native not in (None, "dense", "haystack"):
-            raise ValueError("the haystack backend's native order is InMemoryEmbeddingRetriever's "
-                             f"dense cosine search; got native={native!r}")
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self.name = "haystack"
-        self._units: dict[str, MemoryUnit] = {}
-        self._groups: dict[str, int] = {}
-        self._store = None
-        self._embedder: Embedder | None = None
-        self._ranker = None
+    def _reset(self) -> None:
+        self._store = self._ranker = None
 
     def _open(self, embedder: Embedder, store) -> None:
         from mempursuit_haystack import DEFAULT_METADATA_KEYS, MemPursuitRanker
@@ -80,7 +61,6 @@ class HaystackBackend:
 
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
-        from haystack import Document
         from haystack.document_stores.in_memory import InMemoryDocumentStore
 
         path = Path(workdir) / _STORE
@@ -89,17 +69,17 @@ class HaystackBackend:
         store = InMemoryDocumentStore(embedding_similarity_function="cosine",
                                       index=f"mempursuit-eval-{id(self)}")
         self._open(embedder, store)
-        self._units = {u.uid: u for u in units}
-        for group, members in units_by_group(units).items():
-            self._groups[group] = len(members)
-            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
-                store.write_documents([
-                    Document(id=u.uid, content=u.text, embedding=v.tolist(),
-                             meta={"session_id": group, **({"title": u.title} if u.title
-                                                           else {})})
-                    for u, v in zip(chunk, vectors)])
+        self._write_units(self._hold(units), embedder, progress)
         store.save_to_disk(str(path))
         write_manifest(workdir, self._groups)
+
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: np.ndarray) -> None:
+        from haystack import Document
+
+        self._store.write_documents([
+            Document(id=u.uid, content=u.text, embedding=v.tolist(),
+                     meta={"session_id": group, **({"title": u.title} if u.title else {})})
+            for u, v in zip(units, vectors)])
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
                       workdir: Path) -> bool:
@@ -118,26 +98,19 @@ class HaystackBackend:
         if {d.id for d in store.filter_documents()} != {u.uid for u in units}:
             return False
         self._open(embedder, store)
-        self._groups, self._units = groups, {u.uid: u for u in units}
+        self._hold(units, groups)
         return True
 
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
-        """The retriever's own top-``size`` for ``query`` within ``group``, as the adapter's
-        pool."""
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
+        """The retriever's own top-``size`` within the group, pooled by the ranker."""
         from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever
 
-        size = checked_pool_size(self._store is not None, size)
-        group_entry(self._groups, group)
         qv = query_vector_for(self._embedder, query, query_vector)
         scope = {"field": "meta.session_id", "operator": "==", "value": group}
         retriever = InMemoryEmbeddingRetriever(self._store, top_k=size, return_embedding=True,
                                                filters=scope)
         docs = retriever.run(query_embedding=qv.tolist())["documents"]
-        pool = self._ranker.candidate_pool(query, docs, qv.tolist(), filters=scope)
-        return pool_from_candidates(pool, [d.id for d in pool.items], units=self._units,
-                                    dataset_signals=self.dataset_signals,
-                                    uid_of=lambda d: d.id)
+        return self._ranker.candidate_pool(query, docs, qv.tolist(), filters=scope)
 
-    def close(self) -> None:
-        self._store = None
+    def _uid(self, doc: Any) -> str:
+        return doc.id

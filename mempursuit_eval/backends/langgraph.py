@@ -27,8 +27,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+from mempursuit_eval.backends.framework_store import FrameworkStore
+from mempursuit_eval.base import Embedder, MemoryUnit
 
 __all__ = ["LangGraphBackend"]
 
@@ -63,7 +63,7 @@ class _HarnessEmbed:
                            dtype=np.float32).tolist() for t in texts]
 
 
-class LangGraphBackend:
+class LangGraphBackend(FrameworkStore):
     """LangGraph's own store (memory, SQLite or PostgreSQL) as an evaluation store.
 
     Parameters
@@ -84,24 +84,21 @@ class LangGraphBackend:
         (``--dataset-signals``).
     """
 
+    framework, native_order = "langgraph", "the store's dense search"
+
     def __init__(self, *, store: str = "sqlite", conninfo: str | None = None,
                  ann: str = "flat", batch_size: int = 256, native: str | None = None,
                  dataset_signals: bool = False):
         if store not in STORES:
             raise ValueError(f"the langgraph backend's store is one of {', '.join(STORES)}; "
                              f"got store={store!r}")
-        if native not in (None, "dense", "langgraph"):
-            raise ValueError("the langgraph backend's native order is the store's dense search; "
-                             f"got native={native!r}")
-        self.kind = store
-        self.conninfo = conninfo
+        super().__init__(batch_size=batch_size, native=native, dataset_signals=dataset_signals)
         if ann not in ("flat", "hnsw", "ivfflat"):
             raise ValueError(f"ann must be flat, hnsw or ivfflat (the pgvector index); got {ann!r}")
-        self.ann = ann
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self._units: dict[str, MemoryUnit] = {}
+        self.kind, self.conninfo, self.ann = store, conninfo, ann
         self.name = f"langgraph-{store}"
+
+    def _reset(self) -> None:
         self._store: Any = None
         self._reader: Any = None
         self._embed: _HarnessEmbed | None = None
@@ -148,46 +145,40 @@ class LangGraphBackend:
 
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
-        from langgraph.store.base import PutOp
-
         from mempursuit_langgraph import MemPursuitStore
 
-        self._embed = _HarnessEmbed(embedder)
+        self._embedder, self._embed = embedder, _HarnessEmbed(embedder)
         self._store = self._open(int(embedder.dim), Path(workdir))
         self._reader = MemPursuitStore(self._store, policy="native", strict=True)
-        self._units = {u.uid: u for u in units}
-        for n, (group, members) in enumerate(units_by_group(units).items()):
-            ns = self._namespaces[group] = ("mempursuit", f"g{n}")
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                self._store.batch([PutOp(ns, u.uid, {
-                    "text": u.text, "session": u.session_id, "speaker": u.speaker,
-                    "timestamp": u.timestamp, **({"title": u.title} if u.title else {})})
-                    for u in chunk])
-                if progress is not None:
-                    progress(len(chunk))
+        by_group = self._hold(units)
+        self._namespaces = {group: ("mempursuit", f"g{n}") for n, group in enumerate(by_group)}
+        self._write_units(by_group, None, progress)  # the store's index embeds the texts
 
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: None) -> None:
+        from langgraph.store.base import PutOp
+
+        self._store.batch([PutOp(self._namespaces[group], u.uid, {
+            "text": u.text, "session": u.session_id, "speaker": u.speaker,
+            "timestamp": u.timestamp, **({"title": u.title} if u.title else {})})
+            for u in units])
+
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
         """The store's native top-``size`` within ``group``, as the adapter reads it."""
-        size = checked_pool_size(self._store is not None, size)
-        ns = group_entry(self._namespaces, group)
         if query_vector is not None:
             self._embed.ready[query] = np.asarray(query_vector, dtype=np.float32)
         try:
-            got = self._reader.pool(ns, query, size=size)
+            got = self._reader.pool(self._namespaces[group], query, size=size)
         finally:
             self._embed.ready.pop(query, None)
         if got.unscored:
             raise RuntimeError(f"{len(got.unscored)} pool items have no stored vector")
-        c = got.candidates
-        return pool_from_candidates(c, [item.key for item in c.items], units=self._units,
-                                    dataset_signals=self.dataset_signals,
-                                    uid_of=lambda item: item.key)
+        return got.candidates
 
-    def close(self) -> None:
+    def _uid(self, item: Any) -> str:
+        return item.key
+
+    def _release(self) -> None:
         closers, self._closers = self._closers, []
-        self._store = self._reader = None
         for close in closers:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -32,8 +32,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+from mempursuit_eval.backends.framework_store import FrameworkStore
+from mempursuit_eval.base import Embedder, MemoryUnit
 
 from mempursuit_lightmem.adapter import MemPursuitLightMemory
 
@@ -81,30 +81,16 @@ def _parse_time(ts: str | None) -> datetime | None:
         return None
 
 
-class LightMemBackend:
-    """LightMem (local Qdrant through its own classes) as an evaluation store.
+class LightMemBackend(FrameworkStore):
+    """LightMem (local Qdrant through its own classes) as an evaluation store, with the options
+    of :class:`FrameworkStore` (only LightMem's own (dense cosine) order exists: ``native`` is
+    ``"dense"`` or ``"lightmem"``)."""
 
-    Parameters
-    ----------
-    batch_size : int
-        Units embedded per batch before ``offline_update``.
-    native : str, optional
-        Only LightMem's own (dense cosine) order exists: ``"dense"`` or ``"lightmem"``.
-    dataset_signals : bool
-        Put the benchmark's own session ids and speakers over the adapter's signals.
-    """
+    framework, native_order = "lightmem", "LightMem's dense search"
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None,
-                 dataset_signals: bool = False):
-        if native not in (None, "dense", "lightmem"):
-            raise ValueError(f"the lightmem backend's native order is LightMem's dense search; "
-                             f"got native={native!r}")
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self.name = "lightmem"
+    def _reset(self) -> None:
         self._client = None
         self._memories: dict[str, Any] = {}
-        self._units: dict[str, MemoryUnit] = {}
         self._uid_of: dict[str, str] = {}
         self._text_embedder: HarnessTextEmbedder | None = None
 
@@ -138,58 +124,52 @@ class LightMemBackend:
 
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
-        from lightmem.memory.utils import MemoryEntry
         from qdrant_client import QdrantClient
 
         path = Path(workdir) / "lightmem_qdrant"
         if path.exists() and any(path.iterdir()):
             raise ValueError(f"{path} is not empty; use a fresh workdir")
         self._client = QdrantClient(path=str(path))
-        self._text_embedder = HarnessTextEmbedder(embedder)
-        dim = int(embedder.dim)
-        by_group = units_by_group(units, self._units)
-        for group, members in by_group.items():
-            memory = self._memories[group] = self._open(group, dim, path)
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                texts = [u.text for u in chunk]
-                self._text_embedder.prefill(texts, embedder.encode(texts))
-                entries = []
-                for u in chunk:
-                    when = _parse_time(u.timestamp)
-                    entries.append(MemoryEntry(
-                        id=str(uuid.uuid5(_UID_NAMESPACE, u.uid)),
-                        time_stamp=when.isoformat(timespec="milliseconds") if when else "",
-                        float_time_stamp=when.timestamp() if when else 0,
-                        weekday=when.strftime("%a") if when else "",
-                        memory=u.text, original_memory=u.text,
-                        speaker_name=u.speaker or "", speaker_id=u.speaker or "",
-                    ))
-                memory.offline_update(entries)
-                for u, e in zip(chunk, entries):  # offline_update may re-id a clashing entry
-                    self._uid_of[str(e.id)] = u.uid
-                self._text_embedder.clear()
-                if progress is not None:
-                    progress(len(chunk))
+        self._embedder, self._text_embedder = embedder, HarnessTextEmbedder(embedder)
+        by_group = self._hold(units)
+        for group in by_group:
+            self._memories[group] = self._open(group, int(embedder.dim), path)
+        self._write_units(by_group, embedder, progress)
 
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: np.ndarray) -> None:
+        """The batch's entries through ``offline_update``, embedded with ``vectors``."""
+        from lightmem.memory.utils import MemoryEntry
+
+        self._text_embedder.prefill([u.text for u in units], vectors)
+        entries = []
+        for u in units:
+            when = _parse_time(u.timestamp)
+            entries.append(MemoryEntry(
+                id=str(uuid.uuid5(_UID_NAMESPACE, u.uid)),
+                time_stamp=when.isoformat(timespec="milliseconds") if when else "",
+                float_time_stamp=when.timestamp() if when else 0,
+                weekday=when.strftime("%a") if when else "",
+                memory=u.text, original_memory=u.text,
+                speaker_name=u.speaker or "", speaker_id=u.speaker or "",
+            ))
+        self._memories[group].offline_update(entries)
+        for u, e in zip(units, entries):  # offline_update may re-id a clashing entry
+            self._uid_of[str(e.id)] = u.uid
+        self._text_embedder.clear()
+
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
         """LightMem's native top-``size`` within ``group``, with stored vectors."""
-        size = checked_pool_size(self._text_embedder is not None, size)
-        memory = group_entry(self._memories, group)
         if query_vector is not None:
             self._text_embedder.prefill([query], np.asarray(query_vector)[None, :])
         try:
-            pool = MemPursuitLightMemory(memory, policy="native", strict=True).pool(
-                query, size=size)
+            return MemPursuitLightMemory(self._memories[group], policy="native",
+                                         strict=True).pool(query, size=size)
         finally:
             self._text_embedder.clear()
-        uids = [self._uid_of[str(i)] for i in pool.ids]
-        return pool_from_candidates(pool, uids, units=self._units,
-                                    dataset_signals=self.dataset_signals)
 
-    def close(self) -> None:
-        client, self._client = self._client, None
-        self._memories.clear()
-        if client is not None:
-            client.close()
+    def _uid(self, hit: Any) -> str:
+        return self._uid_of[str(hit["id"])]
+
+    def _release(self) -> None:
+        if self._client is not None:
+            self._client.close()

@@ -32,12 +32,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from mempursuit_eval.backends.framework_store import FrameworkStore
 from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, read_manifest, units_by_group,
-                                  write_manifest)
+                                  pool_from_candidates, read_manifest, write_manifest)
 
 __all__ = ["LlamaIndexBackend"]
-
 
 
 def _harness_embedding(embedder: Embedder):
@@ -95,34 +94,16 @@ def _recording_store(client):
     return RecordingQdrantVectorStore(collection_name="memories", aclient=client)
 
 
-class LlamaIndexBackend:
-    """LlamaIndex's ``VectorMemoryBlock`` (local Qdrant) as an evaluation store.
+class LlamaIndexBackend(FrameworkStore):
+    """LlamaIndex's ``VectorMemoryBlock`` (local Qdrant) as an evaluation store, with the
+    options of :class:`FrameworkStore` (only the block's own (dense cosine) order exists:
+    ``native`` is ``"dense"`` or ``"llamaindex"``)."""
 
-    Parameters
-    ----------
-    batch_size : int
-        Units embedded per batch before the block writes them.
-    native : str, optional
-        Only the block's own (dense cosine) order exists: ``"dense"`` or ``"llamaindex"``.
-    dataset_signals : bool
-        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
-        (``--dataset-signals``).
-    """
+    framework, native_order = "llamaindex", "VectorMemoryBlock's dense search"
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None,
-                 dataset_signals: bool = False):
-        if native not in (None, "dense", "llamaindex"):
-            raise ValueError("the llamaindex backend's native order is VectorMemoryBlock's dense "
-                             f"search; got native={native!r}")
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self._units: dict[str, MemoryUnit] = {}
-        self.name = "llamaindex"
+    def _reset(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._client = None
-        self._store = None
-        self._embed = None
-        self._groups: dict[str, int] = {}
+        self._client = self._store = self._embed = self._block = None
         self._uid_of: dict[str, str] = {}
 
     def _run(self, coro):
@@ -131,6 +112,7 @@ class LlamaIndexBackend:
     def _open(self, embedder: Embedder, path: Path) -> None:
         from qdrant_client import AsyncQdrantClient
 
+        self._embedder = embedder
         self._loop = asyncio.new_event_loop()
         self._client = AsyncQdrantClient(path=str(path))
         self._store = _recording_store(self._client)
@@ -138,33 +120,33 @@ class LlamaIndexBackend:
 
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
-        from llama_index.core.llms import ChatMessage
         from llama_index.core.memory import VectorMemoryBlock
 
         path = Path(workdir) / "llamaindex_qdrant"
         if path.exists() and any(path.iterdir()):
             raise ValueError(f"{path} is not empty; use a fresh workdir")
         self._open(embedder, path)
-        self._units = {u.uid: u for u in units}
-        block = VectorMemoryBlock(vector_store=self._store, embed_model=self._embed)
-        by_group = units_by_group(units)
-        for group, members in by_group.items():
-            self._groups[group] = len(members)
-            for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                # the text the block embeds for one user message (VectorMemoryBlock._aput)
-                stored = [f"<message role='user'>{u.text}</message>" for u in chunk]
-                self._embed.prefill(stored, embedder.encode(stored))
-                for u in chunk:
-                    self._store._title = u.title
-                    self._run(block.aput([ChatMessage(role="user", content=u.text)],
-                                         session_id=group))
-                    self._uid_of[str(self._store._added[-1])] = u.uid
-                self._embed.clear()
-                self._store._title = None
-                if progress is not None:
-                    progress(len(chunk))
+        self._block = VectorMemoryBlock(vector_store=self._store, embed_model=self._embed)
+        self._write_units(self._hold(units), embedder, progress)
         write_manifest(workdir, self._groups, nodes=self._uid_of)
+
+    @staticmethod
+    def _stored_text(unit: MemoryUnit) -> str:
+        """The text the block embeds for one user message (``VectorMemoryBlock._aput``)."""
+        return f"<message role='user'>{unit.text}</message>"
+
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: np.ndarray) -> None:
+        """One ``aput`` per unit (its vector prefilled), its node id mapped to the unit."""
+        from llama_index.core.llms import ChatMessage
+
+        self._embed.prefill([self._stored_text(u) for u in units], vectors)
+        for u in units:
+            self._store._title = u.title
+            self._run(self._block.aput([ChatMessage(role="user", content=u.text)],
+                                       session_id=group))
+            self._uid_of[str(self._store._added[-1])] = u.uid
+        self._embed.clear()
+        self._store._title = None
 
     def load_existing(self, units: Sequence[MemoryUnit], *, embedder: Embedder,
                       workdir: Path) -> bool:
@@ -184,8 +166,8 @@ class LlamaIndexBackend:
         if count != len(uid_of):
             self.close()
             return False
-        self._groups, self._uid_of = groups, uid_of
-        self._units = {u.uid: u for u in units}
+        self._hold(units, groups)
+        self._uid_of = uid_of
         return True
 
     def pool(self, group: str, query: str, size: int, *,
@@ -231,10 +213,9 @@ class LlamaIndexBackend:
         return pool_from_candidates(pool, [self._uid_of[n.node.node_id] for n in pool.items],
                                     units=self._units, dataset_signals=self.dataset_signals)
 
-    def close(self) -> None:
+    def _release(self) -> None:
         client, self._client = self._client, None
         if client is not None:
             self._run(client.close())
         if self._loop is not None:
             self._loop.close()
-            self._loop = None

@@ -26,9 +26,8 @@ from typing import Annotated, Any, Callable, Sequence
 import numpy as np
 from semantic_kernel.data.vector import VectorStoreField, vectorstoremodel
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, embedded_batches,
-                                  group_entry, pool_from_candidates, query_vector_for,
-                                  units_by_group)
+from mempursuit_eval.backends.framework_store import FrameworkStore
+from mempursuit_eval.base import Embedder, MemoryUnit, query_vector_for
 
 __all__ = ["EvalMemory", "SemanticKernelBackend"]
 
@@ -44,35 +43,16 @@ class EvalMemory:
     vector: Annotated[list[float] | None, VectorStoreField("vector", dimensions=384)] = None
 
 
-class SemanticKernelBackend:
-    """Semantic Kernel's ``InMemoryCollection``, one per group, as an evaluation store.
+class SemanticKernelBackend(FrameworkStore):
+    """Semantic Kernel's ``InMemoryCollection``, one per group, as an evaluation store, with
+    the options of :class:`FrameworkStore` (only the collection's own (dense cosine) order
+    exists: ``native`` is ``"dense"`` or ``"semantic-kernel"``)."""
 
-    Parameters
-    ----------
-    batch_size : int
-        Units embedded and written per batch.
-    native : str, optional
-        Only the collection's own (dense cosine) order exists: ``"dense"`` or
-        ``"semantic-kernel"``.
-    dataset_signals : bool
-        Put the benchmark's own ``session_ids`` and ``speakers`` over the adapter's
-        (``--dataset-signals``).
-    """
-
+    framework, native_order = "semantic-kernel", "InMemoryCollection's dense cosine search"
     loggers = ("semantic_kernel",)
 
-    def __init__(self, *, batch_size: int = 256, native: str | None = None,
-                 dataset_signals: bool = False):
-        if native not in (None, "dense", "semantic-kernel"):
-            raise ValueError("the semantic-kernel backend's native order is InMemoryCollection's "
-                             f"dense cosine search; got native={native!r}")
-        self.batch_size = int(batch_size)
-        self.dataset_signals = bool(dataset_signals)
-        self.name = "semantic-kernel"
-        self._units: dict[str, MemoryUnit] = {}
-        self._groups: dict[str, int] = {}
+    def _reset(self) -> None:
         self._collections: dict[str, Any] = {}
-        self._embedder: Embedder | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _run(self, coro):
@@ -90,34 +70,28 @@ class SemanticKernelBackend:
         definition = copy.deepcopy(EvalMemory.__kernel_vectorstoremodel_definition__)
         definition.vector_fields[0].dimensions = dim  # the harness's embedder's
         self._embedder = embedder
-        self._units = {u.uid: u for u in units}
-        for i, (group, members) in enumerate(units_by_group(units).items()):
-            self._groups[group] = len(members)
+        by_group = self._hold(units)
+        for i, group in enumerate(by_group):
             collection = InMemoryCollection(record_type=EvalMemory, definition=definition,
                                             collection_name=f"group_{i}")
-            for chunk, vectors in embedded_batches(members, embedder, self.batch_size, progress):
-                self._run(collection.upsert([
-                    EvalMemory(key=u.uid, content=u.text, title=u.title, vector=v.tolist())
-                    for u, v in zip(chunk, vectors)]))
             # the adapter's pool function; policy="native": the harness applies the policies
             self._collections[group] = MemPursuitCollection(collection, policy="native",
                                                             strict=True, text_field="content")
+        self._write_units(by_group, embedder, progress)
 
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
-        """The collection's own top-``size`` for ``query`` within ``group``, as the adapter's
-        pool."""
-        size = checked_pool_size(self._embedder is not None, size)
-        group_entry(self._groups, group)
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: np.ndarray) -> None:
+        self._run(self._collections[group].collection.upsert([
+            EvalMemory(key=u.uid, content=u.text, title=u.title, vector=v.tolist())
+            for u, v in zip(units, vectors)]))
+
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
         qv = query_vector_for(self._embedder, query, query_vector)
-        pool = self._run(self._collections[group].candidate_pool(query, vector=qv.tolist(),
+        return self._run(self._collections[group].candidate_pool(query, vector=qv.tolist(),
                                                                  size=size))
-        return pool_from_candidates(pool, [r.record.key for r in pool.items], units=self._units,
-                                    dataset_signals=self.dataset_signals,
-                                    uid_of=lambda r: r.record.key)
 
-    def close(self) -> None:
-        self._collections = {}
+    def _uid(self, result: Any) -> str:
+        return result.record.key
+
+    def _release(self) -> None:
         if self._loop is not None:
             self._loop.close()
-            self._loop = None

@@ -31,8 +31,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from mempursuit_eval.base import (Embedder, MemoryUnit, Pool, checked_pool_size, group_entry,
-                                  pool_from_candidates, units_by_group)
+from mempursuit_eval.backends.framework_store import FrameworkStore
+from mempursuit_eval.base import Embedder, MemoryUnit
 
 from mempursuit_simplemem.adapter import MemPursuitRetriever, ensure_fts_index
 
@@ -105,7 +105,7 @@ def _retriever_class():
     return HybridRetriever
 
 
-class SimpleMemBackend:
+class SimpleMemBackend(FrameworkStore):
     """SimpleMem (LanceDB through its ``VectorStore``) as an evaluation store.
 
     Parameters
@@ -120,17 +120,15 @@ class SimpleMemBackend:
         Put the benchmark's own session ids and speakers over the adapter's signals.
     """
 
+    framework, native_order = "simplemem", "SimpleMem's semantic search"
+
     def __init__(self, *, batch_size: int = 256, quiet: bool = True, native: str | None = None,
                  dataset_signals: bool = False):
-        if native not in (None, "dense", "simplemem"):
-            raise ValueError(f"the simplemem backend's native order is SimpleMem's semantic "
-                             f"search; got native={native!r}")
-        self.batch_size = int(batch_size)
+        super().__init__(batch_size=batch_size, native=native, dataset_signals=dataset_signals)
         self.quiet = bool(quiet)
-        self.dataset_signals = bool(dataset_signals)
-        self.name = "simplemem"
+
+    def _reset(self) -> None:
         self._stores: dict[str, Any] = {}
-        self._units: dict[str, MemoryUnit] = {}
         self._model: HarnessEmbeddingModel | None = None
 
     def _silence(self):
@@ -142,45 +140,39 @@ class SimpleMemBackend:
 
     def build(self, units: Sequence[MemoryUnit], *, embedder: Embedder, workdir: Path,
               progress: Callable[[int], None] | None = None) -> None:
-        VectorStore, MemoryEntry = _vector_store_class(), _entry_class()
-        self._model = HarnessEmbeddingModel(embedder)
+        VectorStore = _vector_store_class()
+        self._embedder, self._model = embedder, HarnessEmbeddingModel(embedder)
         db_path = str(Path(workdir) / "simplemem_lancedb")
-        by_group = units_by_group(units, self._units)
+        by_group = self._hold(units)
         with self._silence():
-            for group, members in by_group.items():
+            for group in by_group:
                 store = VectorStore(db_path=db_path, embedding_model=self._model,
                                     table_name=self.table_name(group))
                 if store.table.count_rows():
                     raise ValueError(f"the LanceDB table for group {group!r} in {db_path} is not "
                                      "empty; use a fresh workdir")
                 self._stores[group] = store
-                for start in range(0, len(members), self.batch_size):
-                    chunk = members[start:start + self.batch_size]
-                    store.add_entries([
-                        MemoryEntry(entry_id=u.uid, lossless_restatement=u.text,
-                                    timestamp=u.timestamp, persons=[u.speaker] if u.speaker else [],
-                                    topic=u.session_id)
-                        for u in chunk
-                    ])
-                    if progress is not None:
-                        progress(len(chunk))
+            self._write_units(by_group, None, progress)  # SimpleMem embeds the entries
+            for store in self._stores.values():
                 ensure_fts_index(store)  # SimpleMem's own (Tantivy) index is gone from lancedb
 
-    def pool(self, group: str, query: str, size: int, *,
-             query_vector: np.ndarray | None = None) -> Pool:
+    def _write_batch(self, group: str, units: list[MemoryUnit], vectors: None) -> None:
+        MemoryEntry = _entry_class()
+        self._stores[group].add_entries([
+            MemoryEntry(entry_id=u.uid, lossless_restatement=u.text, timestamp=u.timestamp,
+                        persons=[u.speaker] if u.speaker else [], topic=u.session_id)
+            for u in units])
+
+    def _read(self, group: str, query: str, size: int, query_vector: np.ndarray | None):
         """SimpleMem's native pool (one semantic search of ``size``) within ``group``."""
-        size = checked_pool_size(self._model is not None, size)
-        store = group_entry(self._stores, group)
         if query_vector is not None:
             self._model.prefill(query, query_vector)
-        retriever = _retriever_class()(llm_client=None, vector_store=store,
+        retriever = _retriever_class()(llm_client=None, vector_store=self._stores[group],
                                        semantic_top_k=size, enable_planning=False,
                                        enable_reflection=False)
         wrapper = MemPursuitRetriever(retriever, pool=size, policy="native", strict=True)
         with self._silence():
-            pool = wrapper.pool(query)
-        return pool_from_candidates(pool, pool.entry_ids, units=self._units,
-                                    dataset_signals=self.dataset_signals)
+            return wrapper.pool(query)
 
-    def close(self) -> None:
-        self._stores.clear()
+    def _uid(self, entry: Any) -> str:
+        return entry.entry_id

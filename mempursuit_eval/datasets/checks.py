@@ -14,12 +14,12 @@ import gzip
 import json
 import zlib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .base import DatasetFormatError
 
 __all__ = ["JSON_ERRORS", "json_problem", "read_json", "json_kind", "FIX", "bad",
-           "wrong_type", "need_type", "need_field", "check_units", "uniq"]
+           "wrong_type", "need_type", "need_field", "check_units", "uniq", "keyed_records"]
 
 #: What reading a (possibly gzipped) JSON file can raise for a bad file.
 JSON_ERRORS = (OSError, EOFError, zlib.error, json.JSONDecodeError, UnicodeDecodeError,
@@ -99,6 +99,23 @@ def need_field(rec: dict, key: str, types: type | tuple[type, ...], where: str, 
             raise bad(where, f"{key!r} is missing (expected {expected}; {FIX})", error)
         return default
     return need_type(rec[key], types, f"{where}: {key!r}", expected, error=error)
+
+
+def keyed_records(raw: list, path: Path, record: str, key: str, expected: str,
+                  key_expected: str, unique: str) -> Iterator[tuple[str, dict, str]]:
+    """``(id, rec, where)`` for each record of a file's top-level list ``raw``: an object whose
+    ``key`` (a string or an integer, as ``str``) no earlier record has. ``where`` names the file,
+    the record (``<record> <index> (<key> <id>)``); ``expected`` is what a record should be,
+    ``key_expected`` its id, ``unique`` how to fix a repeated id."""
+    seen: dict[str, int] = {}
+    for index, rec in enumerate(raw):
+        where = f"{path}: {record} {index}"
+        need_type(rec, dict, where, expected)
+        rid = str(need_field(rec, key, (str, int), where, key_expected))
+        if rid in seen:
+            raise bad(where, f"{key} {rid!r} repeats {record} {seen[rid]} ({unique})")
+        seen[rid] = index
+        yield rid, rec, f"{where} ({key} {rid})"
 
 
 def check_units(kind: str, allowed: Iterable[str], dataset: str) -> str:

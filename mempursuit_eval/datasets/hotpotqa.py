@@ -37,6 +37,20 @@ def _strings(value: Any, where: str) -> list[str]:
     return value
 
 
+def _by_title(columns: dict, field: str, key: str, noun: str, where: str,
+              expected: str | None = None) -> list[tuple[str, Any]]:
+    """``(title, value)`` pairs of the record's ``field`` in Hugging Face's form, the columns
+    ``{"title": [...], key: [...]}``: one ``noun`` per title."""
+    at = f"{where}: {field!r}"
+    titles = _strings(need_field(columns, "title", list, at, "a list of titles"),
+                      f"{at}['title']")
+    values = need_field(columns, key, list, at, expected or f"a list of {noun}s")
+    if len(titles) != len(values):
+        raise bad(where, f"{field!r} has {len(titles)} titles and {len(values)} {noun}s, "
+                         f"expected one {noun} per title ({FIX})")
+    return list(zip(titles, values))
+
+
 def parse_context(rec: dict, where: str, *, required: bool = True) -> list[Passage]:
     """The record's ``context`` as passages: ``{"title": [...], "sentences": [[...]]}`` (Hugging
     Face) or ``[[title, [sentences]], ...]`` (the official files, 2WikiMultihopQA)."""
@@ -47,13 +61,7 @@ def parse_context(rec: dict, where: str, *, required: bool = True) -> list[Passa
         return []
     at = f"{where}: 'context'"
     if isinstance(ctx, dict):
-        titles = _strings(need_field(ctx, "title", list, at, "a list of titles"),
-                          f"{at}['title']")
-        sents = need_field(ctx, "sentences", list, at, "a list of sentence lists")
-        if len(titles) != len(sents):
-            raise bad(where, f"'context' has {len(titles)} titles and {len(sents)} sentence "
-                             f"lists, expected one sentence list per title ({FIX})")
-        pairs = list(zip(titles, sents))
+        pairs = _by_title(ctx, "context", "sentences", "sentence list", where)
         for i, (_, s) in enumerate(pairs):
             _strings(s, f"{at}['sentences'][{i}]")
     else:
@@ -78,13 +86,8 @@ def parse_supporting(rec: dict, where: str) -> list[tuple[str, int | None]]:
         return []
     at = f"{where}: 'supporting_facts'"
     if isinstance(sf, dict):
-        titles = _strings(need_field(sf, "title", list, at, "a list of titles"), f"{at}['title']")
-        ids = need_field(sf, "sent_id", list, at, "a list of sentence indices")
-        if len(titles) != len(ids):
-            raise bad(where, f"'supporting_facts' has {len(titles)} titles and {len(ids)} "
-                             f"sent_ids, expected one "
-                          f"sent_id per title ({FIX})")
-        pairs = list(zip(titles, ids))
+        pairs = _by_title(sf, "supporting_facts", "sent_id", "sent_id", where,
+                          "a list of sentence indices")
     else:
         pairs = []
         for i, entry in enumerate(sf):

@@ -12,7 +12,8 @@ from typing import Any
 from ..base import MemoryUnit
 from .base import Dataset, DatasetFormatError, Question
 from .catalog import DATASETS, LOCOMO_CATEGORIES
-from .checks import FIX, bad, check_units, json_kind, need_field, need_type, read_json, uniq
+from .checks import (FIX, bad, check_units, json_kind, keyed_records, need_field, need_type,
+                     read_json, uniq)
 
 __all__ = ["load_locomo", "LOCOMO_CATEGORIES"]
 
@@ -108,16 +109,10 @@ def load_locomo(path: str | os.PathLike, *, units: str = "turns") -> Dataset:
     questions: list[Question] = []
     notes: list[str] = []
     n_unresolved = 0
-    seen_sids: dict[str, int] = {}
-    for c_index, sample in enumerate(raw):
-        where = f"{path}: conversation {c_index}"
-        need_type(sample, dict, where, "an object with 'sample_id', 'conversation' and 'qa'")
-        sid = str(need_field(sample, "sample_id", (str, int), where, "a string such as 'conv-26'"))
-        if sid in seen_sids:
-            raise bad(where, f"sample_id {sid!r} repeats conversation {seen_sids[sid]} "
-                              "(sample ids must be unique)")
-        seen_sids[sid] = c_index
-        where = f"{where} (sample_id {sid})"
+    for sid, sample, where in keyed_records(
+            raw, path, "conversation", "sample_id",
+            "an object with 'sample_id', 'conversation' and 'qa'", "a string such as 'conv-26'",
+            "sample ids must be unique"):
         conv = need_field(sample, "conversation", dict, where,
                       "an object with session_<n> turn lists and session_<n>_date_time strings")
         sessions = []

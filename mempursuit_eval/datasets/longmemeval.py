@@ -12,7 +12,7 @@ from ..base import MemoryUnit
 from ..official import lme_corpus_id
 from .base import Dataset, DatasetFormatError, Question
 from .catalog import DATASETS
-from .checks import FIX, bad, check_units, need_field, need_type, read_json
+from .checks import FIX, bad, check_units, keyed_records, need_field, need_type, read_json
 
 __all__ = ["load_longmemeval", "LME_CATEGORIES"]
 
@@ -67,17 +67,10 @@ def load_longmemeval(path: str | os.PathLike, *, units: str = "turns") -> Datase
     questions: list[Question] = []
     notes: list[str] = []
     missing_gold = 0
-    seen_qids: dict[str, int] = {}
-    for r_index, rec in enumerate(raw):
-        where = f"{path}: record {r_index}"
-        need_type(rec, dict, where, "an object with 'question_id', 'question' and "
-                                     "'haystack_sessions'")
-        qid = str(need_field(rec, "question_id", (str, int), where, "a string"))
-        if qid in seen_qids:
-            raise bad(where, f"question_id {qid!r} repeats record {seen_qids[qid]} (question ids "
-                              "must be unique; remove or rename one)")
-        seen_qids[qid] = r_index
-        where = f"{where} (question_id {qid})"
+    for qid, rec, where in keyed_records(
+            raw, path, "record", "question_id",
+            "an object with 'question_id', 'question' and 'haystack_sessions'", "a string",
+            "question ids must be unique; remove or rename one"):
         group = qid
         sids = [str(need_type(s, (str, int), f"{where}: haystack_session_ids[{i}]", "a string"))
                 for i, s in enumerate(need_field(rec, "haystack_session_ids", list, where,
