@@ -47,7 +47,7 @@ class MemPursuitSettings(ReadOptions):
     def from_mapping(cls, values: Mapping[str, Any] | None) -> "MemPursuitSettings":
         """Build from a config dict; unknown keys raise (a typo must not pass silently)."""
         values = dict(values or {})
-        cls.check_keys(values, {f.name for f in fields(cls)})
+        cls.check_keys(values, {f.name for f in fields(cls) if not f.name.startswith("_")})
         return cls(**values)
 
     @staticmethod
