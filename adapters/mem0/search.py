@@ -13,8 +13,8 @@ calls, ``_search_vector_store``, is wrapped on the instance):
 3. The pool's **stored** vectors are read back from the vector store by memory id
    (:mod:`mempursuit_mem0.stores`). Nothing stored is ever re-embedded.
 4. The selector (the settings' policy, resolved once: ``settings.selector()``) picks ``K``
-   pool positions; the result is those pool items in that order, in Mem0's result format, each with
-   ``metadata["mempursuit"] = {"policy", "step", "weight", "native_rank", "pool_size"}``.
+   pool positions; the result is those pool items in that order, in Mem0's result format,
+   each with ``metadata["mempursuit"] = {"policy", "step", "weight", "native_rank", "pool_size"}``.
 
 Anything that fails in steps 2-4 (a missing vector, a store without vector access, a changed
 Mem0 internal, a selector error) logs a warning with the reason and returns what Mem0's
