@@ -3,7 +3,10 @@ version), the check a read makes that it is current (no pass over the store), an
 ``named`` on a current index, at 10k and 100k documents, in one run; through Haystack's
 ``InMemoryDocumentStore`` as the ranker reads it (its titles through ``filter_documents``, its
 version through ``count_documents`` and the writes counted on the store) and on a plain list of
-titles. Synthetic titles ("Title 000042 of topic 7") and texts that name three of them.
+titles; and a read's fetch of two titles through Haystack's in-memory store: the store's own
+filter (``filter_documents`` on ``meta.title``, a scan of every document) beside the ranker's
+fetch (by id, from the ids the title index read when it was built). Synthetic titles ("Title
+000042 of topic 7") and texts that name three of them.
 
     python benchmarks/title_index_cost.py --out benchmarks/results/title_index_cost.json
 
@@ -44,8 +47,9 @@ def _haystack_index(n: int):
     from haystack.document_stores.in_memory import InMemoryDocumentStore
 
     store = InMemoryDocumentStore()
-    store.write_documents([Document(id=str(i), content=t, meta={"title": t})
-                           for i, t in enumerate(_titles(n))])
+    vectors = np.random.default_rng(1).standard_normal((n, 8)).astype(np.float32).tolist()
+    store.write_documents([Document(id=str(i), content=t, meta={"title": t}, embedding=v)
+                           for i, (t, v) in enumerate(zip(_titles(n), vectors))])
     writes = write_version(store, ("write_documents", "delete_documents"))
     index = TitleIndex(lambda: [d.meta.get("title") for d in store.filter_documents()],
                        version=lambda: (store.count_documents(), writes()))
@@ -71,7 +75,23 @@ def measure(n: int, repeats: int, haystack: bool) -> dict:
         index.current()
         row["haystack read check ms"] = _median_ms(lambda: index.current(), repeats * 10)
         row["haystack named ms"] = _median_ms(lambda: index.named(texts[:4], limit=2), repeats)
+        row.update(_haystack_fetch(store, titles[:: max(1, n // 2)][:2], repeats))
     return row
+
+
+def _haystack_fetch(store, two: list[str], repeats: int) -> dict:
+    """A fetch of two titles: Haystack's filter on ``meta.title`` and the ranker's own."""
+    from mempursuit_haystack import MemPursuitRanker
+
+    ranker = MemPursuitRanker(top_k=5, document_store=store, whole_store=True)
+    lookup = ranker.title_lookup("q")
+    lookup.index.current()  # built, as at a read after the first
+    by_filter = _median_ms(lambda: store.filter_documents(
+        {"field": "meta.title", "operator": "in", "value": two}), repeats)
+    fetched = lookup._fetch(two, 2)
+    assert sorted(fetched.signals["titles"]) == sorted(two), fetched.signals["titles"]
+    return {"haystack filter fetch ms": by_filter,
+            "ranker fetch ms": _median_ms(lambda: lookup._fetch(two, 2), repeats)}
 
 
 def main(argv=None) -> int:

@@ -41,8 +41,9 @@ keys, else the ``source_id`` Haystack's splitters set); the retriever's ``score`
 The second read (the default policy's ``follow``): with ``document_store=``, the titles the
 first picks and the question name that no retrieved document carries are fetched with one
 ``filter_documents`` call on ``meta.title`` (``"in"``), ANDed with ``filters=`` (the
-retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused.
-A ranker cannot see the retriever's filters, so it reads the store a second time only inside
+retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused
+(from an ``InMemoryDocumentStore``, whose filter scans every document, by id: the ids of each
+title are read with the titles). A ranker cannot see the retriever's filters, so it reads the store a second time only inside
 ``filters=``, or everywhere when told the store holds one scope (``whole_store=True``);
 otherwise the second read is off, and one warning says how to turn it on. The store's titles
 (within the scope) are indexed once and again after a write through the store's own methods,
@@ -190,6 +191,7 @@ class MemPursuitRanker:
         self.follow_timeout = self._options.follow_timeout
         self.budget_tokens = self._options.budget_tokens
         self._indexes: Optional[ScopedTitleIndexes] = None  # the store's, one per scope
+        self._title_ids: Dict[str, Dict[str, List[str]]] = {}  # in-memory store: title -> ids
         self._noted = False
 
     # -- set-up ----------------------------------------------------------------------------
@@ -308,7 +310,9 @@ class MemPursuitRanker:
         """The second read through ``document_store=`` within ``filters`` (None without a
         store, or without a scope unless ``whole_store=True``): the store's titles
         (``meta.title``) within the scope, and documents fetched by ``filter_documents`` on
-        ``meta.title`` ANDed with the scope, with their stored embeddings."""
+        ``meta.title`` ANDed with the scope, with their stored embeddings; from an
+        ``InMemoryDocumentStore``, whose filter scans every document, by id instead (the ids of
+        each title read with the titles, once per store version)."""
         store = self.document_store
         if store is None or not hasattr(store, "filter_documents"):
             self._off("pass document_store= (the store the retriever reads), with filters= "
@@ -324,13 +328,27 @@ class MemPursuitRanker:
             self._indexes = ScopedTitleIndexes(store, _WRITES,
                                                count=count if callable(count) else None)
 
+        scope = repr(filters)
+        by_id = isinstance(getattr(store, "storage", None), dict)  # InMemoryDocumentStore
+
         def titles():
-            return [(d.meta or {}).get("title") for d in store.filter_documents(filters)]
-        index = self._indexes.index(repr(filters), titles)
+            docs = store.filter_documents(filters)
+            if by_id:  # the ids of each title, read with the titles: a fetch scans nothing
+                ids: Dict[str, List[str]] = {}
+                for d in docs:
+                    ids.setdefault((d.meta or {}).get("title"), []).append(d.id)
+                self._title_ids[scope] = ids
+            return [(d.meta or {}).get("title") for d in docs]
+        index = self._indexes.index(scope, titles)
 
         def fetch(names: List[str], limit: int) -> Fetched:
-            found = store.filter_documents(self._scoped(
-                {"field": "meta.title", "operator": "in", "value": names}, filters))
+            ids = self._title_ids.get(scope) if by_id else None
+            if ids is not None:
+                found = [store.storage.get(i) for t in names for i in ids.get(t, ())]
+                found = [d for d in found if d is not None]  # deleted since: the scope check
+            else:                                            # and the version do the rest
+                found = store.filter_documents(self._scoped(
+                    {"field": "meta.title", "operator": "in", "value": names}, filters))
             rank = {t: i for i, t in enumerate(names)}
             docs = sorted((d for d in found or [] if d.embedding is not None),
                           key=lambda d: rank.get((d.meta or {}).get("title"), len(rank)))
