@@ -273,15 +273,22 @@ class MemPursuitGraphiti:
         return SearchConfig(node_config=part, limit=size, reranker_min_score=keep_all)
 
     async def _fused(self, query: str, config: SearchConfig, scope: str, size: int | None,
-                     query_vector: Any, reranker: str, call: dict
+                     query_vector: Any, reranker: str, **call: Any
                      ) -> tuple[list, list[float], list[float]]:
+        """Graphiti's own fused top ``size`` facts (``scope="edge"``) or entities (``"node"``)
+        for ``query``, their reranker scores and the query vector; ``call``: ``search_``'s
+        scope arguments. Raises :class:`EmptyPoolError` when the search found none."""
         size = self.options.pool_size(config.limit if size is None else size)
         qvec = query_vector if query_vector is not None else await self._embed(query)
         got = await self.graphiti.search_(query, self._pool_config(config, scope, size, reranker),
                                           query_vector=[float(x) for x in qvec], **call)
-        if scope == "edge":
-            return got.edges, got.edge_reranker_scores, qvec
-        return got.nodes, got.node_reranker_scores, qvec
+        items, scores = ((got.edges, got.edge_reranker_scores) if scope == "edge"
+                         else (got.nodes, got.node_reranker_scores))
+        if not items:
+            what = "facts" if scope == "edge" else "entities"
+            raise EmptyPoolError(f"Graphiti's search found no {what} for group ids "
+                                 f"{call.get('group_ids')!r}: nothing to reorder")
+        return items, scores, qvec
 
     async def edge_pool(self, query: str, *, config: SearchConfig = EDGE_HYBRID_SEARCH_RRF,
                         size: int | None = None, query_vector: Any = None,
@@ -318,14 +325,10 @@ class MemPursuitGraphiti:
         GraphitiReadError
             When none of the pool's facts has a stored embedding.
         """
-        call = dict(group_ids=group_ids, center_node_uuid=center_node_uuid,
-                    bfs_origin_node_uuids=bfs_origin_node_uuids, search_filter=search_filter,
-                    driver=driver)
-        edges, scores, qvec = await self._fused(query, config, "edge", size, query_vector,
-                                                reranker, call)
-        if not edges:
-            raise EmptyPoolError(f"Graphiti's search found no facts for group ids "
-                                    f"{group_ids!r}: nothing to reorder")
+        edges, scores, qvec = await self._fused(
+            query, config, "edge", size, query_vector, reranker, group_ids=group_ids,
+            center_node_uuid=center_node_uuid, bfs_origin_node_uuids=bfs_origin_node_uuids,
+            search_filter=search_filter, driver=driver)
         stored = await get_embeddings_for_edges(driver or self.graphiti.driver, edges)
         names = await self._entity_names(edges, driver)
 
@@ -348,14 +351,10 @@ class MemPursuitGraphiti:
                         reranker: str = "rrf") -> GraphitiPool[EntityNode]:
         """Graphiti's entity pool for ``query`` (``config.node_config``'s methods, RRF), with the
         stored ``name_embedding`` rows; otherwise as :meth:`edge_pool`."""
-        call = dict(group_ids=group_ids, center_node_uuid=center_node_uuid,
-                    bfs_origin_node_uuids=bfs_origin_node_uuids, search_filter=search_filter,
-                    driver=driver)
-        nodes, scores, qvec = await self._fused(query, config, "node", size, query_vector,
-                                                reranker, call)
-        if not nodes:
-            raise EmptyPoolError(f"Graphiti's search found no entities for group ids "
-                                    f"{group_ids!r}: nothing to reorder")
+        nodes, scores, qvec = await self._fused(
+            query, config, "node", size, query_vector, reranker, group_ids=group_ids,
+            center_node_uuid=center_node_uuid, bfs_origin_node_uuids=bfs_origin_node_uuids,
+            search_filter=search_filter, driver=driver)
         stored = await get_embeddings_for_nodes(driver or self.graphiti.driver, nodes)
         def signals(kept: Sequence[EntityNode], lookup: TitleLookup | None = None):
             extra: dict[str, Any] = {}

@@ -24,25 +24,35 @@ from mempursuit_core.adapter import get_embedder
 __all__ = ["MemPursuitDocumentEmbedder", "MemPursuitTextEmbedder"]
 
 
-class _Encoder:
-    """The shared model handling: ``get_embedder(model, **options)``, loaded once."""
+class _Embedder:
+    """What both components share: the model, ``get_embedder(model, **options)`` loaded once
+    (by ``warm_up``, which a pipeline calls before its first run, or at the first run), and
+    Haystack's serialisation of ``model`` and the options."""
 
-    def __init__(self, model: str, options: Dict[str, Any]):
+    def __init__(self, model: str = "minilm", **options: Any):
         if not isinstance(model, str) or not model:
             raise ValueError(f"model must be an embedder name such as 'minilm', got {model!r}")
-        self.model, self.options, self.encoder = model, dict(options), None
+        self.model, self._options, self._encoder = model, dict(options), None
 
     def warm_up(self) -> None:
-        if self.encoder is None:
-            self.encoder = get_embedder(self.model, **self.options)
+        """Load the model (once)."""
+        if self._encoder is None:
+            self._encoder = get_embedder(self.model, **self._options)
 
-    def encode(self, texts: List[str]) -> List[List[float]]:
+    def _encode(self, texts: List[str]) -> List[List[float]]:
         self.warm_up()
-        return self.encoder.encode(list(texts)).tolist() if texts else []
+        return self._encoder.encode(list(texts)).tolist() if texts else []
+
+    def to_dict(self) -> Dict[str, Any]:
+        return default_to_dict(self, model=self.model, **self._options)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> Any:
+        return default_from_dict(cls, data)
 
 
 @component
-class MemPursuitTextEmbedder:
+class MemPursuitTextEmbedder(_Embedder):
     """Embeds a query: ``run(text) -> {"embedding": list of float, length d}``.
 
     Parameters
@@ -57,31 +67,16 @@ class MemPursuitTextEmbedder:
     Vectors are L2-normalised; queries and documents are embedded alike (no prefix).
     """
 
-    def __init__(self, model: str = "minilm", **options: Any):
-        self._encoder = _Encoder(model, options)
-        self.model = model
-
-    def warm_up(self) -> None:
-        """Load the model (once)."""
-        self._encoder.warm_up()
-
-    def to_dict(self) -> Dict[str, Any]:
-        return default_to_dict(self, model=self.model, **self._encoder.options)
-
-    @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "MemPursuitTextEmbedder":
-        return default_from_dict(cls, data)
-
     @component.output_types(embedding=List[float])
     def run(self, text: str) -> Dict[str, Any]:
         if not isinstance(text, str):
             raise TypeError(f"MemPursuitTextEmbedder expects a string as input, got "
                             f"{type(text).__name__}: use MemPursuitDocumentEmbedder for documents")
-        return {"embedding": self._encoder.encode([text])[0]}
+        return {"embedding": self._encode([text])[0]}
 
 
 @component
-class MemPursuitDocumentEmbedder:
+class MemPursuitDocumentEmbedder(_Embedder):
     """Embeds documents' ``content``: ``run(documents) -> {"documents": copies with
     .embedding set}`` (a list of float, length d; a document without content gets the empty
     text's vector).
@@ -93,27 +88,12 @@ class MemPursuitDocumentEmbedder:
         As for :class:`MemPursuitTextEmbedder`.
     """
 
-    def __init__(self, model: str = "minilm", **options: Any):
-        self._encoder = _Encoder(model, options)
-        self.model = model
-
-    def warm_up(self) -> None:
-        """Load the model (once)."""
-        self._encoder.warm_up()
-
-    def to_dict(self) -> Dict[str, Any]:
-        return default_to_dict(self, model=self.model, **self._encoder.options)
-
-    @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "MemPursuitDocumentEmbedder":
-        return default_from_dict(cls, data)
-
     @component.output_types(documents=List[Document])
     def run(self, documents: List[Document]) -> Dict[str, Any]:
         documents = list(documents)
         if any(not isinstance(d, Document) for d in documents):
             raise TypeError("MemPursuitDocumentEmbedder expects a list of Documents: use "
                             "MemPursuitTextEmbedder for a string")
-        vectors = self._encoder.encode([d.content or "" for d in documents])
+        vectors = self._encode([d.content or "" for d in documents])
         return {"documents": [dataclasses.replace(d, embedding=v)
                               for d, v in zip(documents, vectors)]}
