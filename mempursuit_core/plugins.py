@@ -68,7 +68,6 @@ DISTRIBUTION = "mempursuit"
 BUILTIN = "builtin"
 
 
-
 class _Host(pluggy.PluginManager):
     """pluggy's manager, reading a module plugin's hooks from the module's own namespace: an
     adapter package's lazy names (:func:`mempursuit_core.lazy.adapter_package`) are listed by
