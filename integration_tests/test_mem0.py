@@ -189,7 +189,7 @@ def test_plain_mem0_does_not_know_the_provider():
     # neither does Mem0 beside the adapter package or the plugin host: only the provider import
     code = (
         "import sys; hooks = list(sys.meta_path)\n"
-        "import mempursuit_mem0, mempursuit_mem0.plugin\n"
+        "import mempursuit_mem0\n"
         "from mempursuit_core.plugins import list_adapters; list_adapters()\n"
         "assert sys.meta_path == hooks\n"
         "import mem0.utils.factory as f\n"

@@ -46,7 +46,8 @@ policies                    :class:`Selector`, :class:`Selection`, :class:`Nativ
                             :func:`get_selector`, :func:`resolve_selector`
 checks                      :func:`check_int`, :func:`check_k`, :func:`checked_order`,
                             :func:`did_you_mean` (a misspelt name's nearest known one)
-the plugin host             :data:`hookimpl`, :class:`AdapterSpec`,
+the plugin host             :data:`hookimpl`, :class:`AdapterSpec`, :func:`adapter_package`
+                            (an adapter package's names and hook from its one spec),
                             :class:`AdapterNotInstalledError`, :func:`get_adapter_spec`,
                             :func:`install_line` (an extra's install line)
 ANN indexes (a full pool)   :func:`pgvector_read_settings` / :func:`apgvector_read_settings`
@@ -77,7 +78,7 @@ from .follow import (DEFAULT_FOLLOW_TIMEOUT, Fetched, ScopedTitleIndexes, TitleI
                      TitleLookup, note_write, plain_match, write_version)
 from .hookspecs import hookimpl
 from .install import install_line
-from .lazy import lazy_exports
+from .lazy import adapter_package, lazy_exports
 from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, ReadOptions, blank_query
 from .plugins import (AdapterNotInstalledError, AdapterSpec, did_you_mean, get_adapter_spec,
@@ -119,6 +120,7 @@ __all__ = [
     "TitleLookup",
     "TraceSlot",
     "VectorResolver",
+    "adapter_package",
     "apgvector_read_settings",
     "aread_or_native",
     "blank_query",

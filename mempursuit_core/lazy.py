@@ -1,14 +1,19 @@
 """Lazy exports for an adapter package: importing the adapter imports no framework.
 
-An adapter's ``__init__.py`` names what it exports and which submodule holds each name; a name
-is imported on first use, and a submodule that needs a framework that is not installed raises
-:class:`~mempursuit_core.plugins.AdapterNotInstalledError` naming the extra to install::
+An adapter's ``__init__.py`` states the adapter once, in its :class:`AdapterSpec` (its name,
+framework, extra, swap line, and what it exports from which submodule), and derives the rest
+from it with one call: a name is imported on first use, a submodule that needs a framework that
+is not installed raises :class:`~mempursuit_core.plugins.AdapterNotInstalledError` naming the
+extra to install, and the package is its own plugin (its entry point names the package)::
 
-    from mempursuit_core.adapter import lazy_exports
+    from mempursuit_core.adapter import AdapterSpec, adapter_package
 
-    __getattr__, __dir__ = lazy_exports(
-        globals(), {"MemPursuitStore": "store", "supported_stores": "readers"},
-        needs={"store": "langgraph.store"}, framework="LangGraph", extra="langgraph")
+    SPEC = AdapterSpec(name="langgraph", module="mempursuit_langgraph", framework="langgraph",
+                       extra="langgraph", label="LangGraph", swap=..., docs=..., summary=...,
+                       exports={"MemPursuitStore": "store", "supported_stores": "readers"},
+                       needs={"store": "langgraph.store"})
+
+    __all__, __getattr__, __dir__, register_adapters = adapter_package(globals(), SPEC)
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ import importlib.util
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .hookspecs import hookimpl
 from .install import install_line
-from .plugins import AdapterNotInstalledError
+from .plugins import AdapterNotInstalledError, AdapterSpec
 
-__all__ = ["installed", "lazy_exports"]
+__all__ = ["adapter_package", "installed", "lazy_exports"]
 
 
 def installed(module: str) -> bool:
@@ -85,3 +91,40 @@ def lazy_exports(namespace: dict[str, Any], exports: Mapping[str, str], *,
         return sorted(set(namespace) | set(exports))
 
     return __getattr__, __dir__
+
+
+def adapter_package(namespace: dict[str, Any], spec: AdapterSpec, *,
+                    moved: Mapping[str, str] | None = None
+                    ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]],
+                               Callable[..., None]]:
+    """An adapter package's ``__all__``, lazy ``__getattr__`` / ``__dir__`` and plugin hook,
+    from its one :class:`AdapterSpec`.
+
+    Parameters
+    ----------
+    namespace : dict
+        The package's ``globals()``.
+    spec : AdapterSpec
+        The adapter; its ``exports`` are the package's lazy names, each needing what ``needs``
+        says (every submodule its ``framework`` by default), named in the error by ``label``
+        with the spec's install line.
+    moved : mapping, optional
+        Names that left the package -> where they went (:func:`lazy_exports`).
+
+    Returns
+    -------
+    (__all__, __getattr__, __dir__, register_adapters)
+        ``__all__``: the exported names, sorted; ``register_adapters``: the package's
+        ``register_adapters`` hook implementation, registering ``spec`` (the package is the
+        plugin its entry point names).
+    """
+    needs = {"*": spec.framework} if spec.needs is None else spec.needs
+    getattr_, dir_ = lazy_exports(namespace, spec.exports, needs=needs,
+                                  framework=spec.label or spec.framework, extra=spec.extra or "",
+                                  install=spec.hint, moved=moved)
+
+    @hookimpl
+    def register_adapters(register):
+        register(spec)
+
+    return sorted(spec.exports), getattr_, dir_, register_adapters

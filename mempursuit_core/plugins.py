@@ -31,7 +31,7 @@ import inspect
 import os
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 import pluggy
@@ -67,7 +67,19 @@ ALLOW_ENV = "MEMPURSUIT_PLUGINS"
 DISTRIBUTION = "mempursuit"
 BUILTIN = "builtin"
 
-pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
+
+class _Host(pluggy.PluginManager):
+    """pluggy's manager, reading a module plugin's hooks from the module's own namespace: an
+    adapter package's lazy names (:func:`mempursuit_core.lazy.adapter_package`) are listed by
+    its ``__dir__`` but never looked up, which would import its framework."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str):
+        if inspect.ismodule(plugin) and name not in vars(plugin):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
+pm = _Host(ENTRY_POINT_GROUP)
 pm.add_hookspecs(hookspecs)
 pm.register(builtins, name=BUILTIN)
 _loaded = False
@@ -139,6 +151,15 @@ class AdapterSpec:
         How the adapter reads the store a second time for the titles its picks name, in a few
         words (the framework's filter and the scope it keeps); empty where it has none
         (``mempursuit adapters`` prints it).
+    exports : mapping
+        What the adapter's package exports: name -> the submodule that defines it
+        (``{"MemPursuitStore": "store"}``, or ``"submodule:attr"``); the package's ``__all__``
+        and lazy names (:func:`mempursuit_core.lazy.adapter_package`).
+    needs : mapping or None
+        Submodule -> the module it needs (``{"store": "langgraph.store"}``, ``"*"``: every
+        submodule); None: every submodule needs ``framework``; ``{}``: none needs anything.
+    label : str
+        The framework's name as an error says it (``"LangGraph"``); default ``framework``.
     """
 
     name: str
@@ -150,6 +171,9 @@ class AdapterSpec:
     swap: str = ""
     docs: str = ""
     second_read: str = ""
+    exports: Mapping[str, str] = field(default_factory=dict, hash=False)
+    needs: Mapping[str, str] | None = field(default=None, hash=False)
+    label: str = ""
 
     @property
     def hint(self) -> str:

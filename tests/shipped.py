@@ -44,5 +44,5 @@ def top_package(spec: AdapterSpec) -> str:
 
 
 def package_folder(package: str) -> Path:
-    """Where an installed package's sources lie (``adapters/mem0`` for ``mempursuit_mem0``)."""
+    """Where an installed package's sources lie (``adapters/mempursuit_mem0`` for ``mempursuit_mem0``)."""
     return Path(next(iter(importlib.util.find_spec(package).submodule_search_locations)))

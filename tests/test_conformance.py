@@ -156,7 +156,7 @@ version = "0.0.1"
 dependencies = ["mempursuit"]
 
 [project.entry-points.mempursuit]
-toyrank = "mempursuit_toyrank.plugin"
+toyrank = "mempursuit_toyrank"
 
 [tool.setuptools]
 packages = ["toyrank", "mempursuit_toyrank"]
@@ -175,15 +175,16 @@ class Ranker:
         return [documents[i] for i in order[:top_k]]
 '''
 
-PLUGIN = '''\
-from mempursuit_core.adapter import AdapterSpec, hookimpl
+PACKAGE = '''\
+"""The package is the plugin: its spec, its lazy names and its hook (imports no toyrank)."""
+from mempursuit_core.adapter import AdapterSpec, adapter_package
 
+SPEC = AdapterSpec(name="toyrank", module="mempursuit_toyrank.adapter", framework="toyrank",
+                   summary="reorders toyrank's ranked documents",
+                   install_hint="pip install mempursuit-toyrank",
+                   exports={"MemPursuitRanker": "adapter"})
 
-@hookimpl
-def register_adapters(register):
-    register(AdapterSpec(name="toyrank", module="mempursuit_toyrank.adapter", framework="toyrank",
-                         summary="reorders toyrank's ranked documents",
-                         install_hint="pip install mempursuit-toyrank"))
+__all__, __getattr__, __dir__, register_adapters = adapter_package(globals(), SPEC)
 '''
 
 ADAPTER = '''\
@@ -222,11 +223,16 @@ class MemPursuitRanker:
 
 THEIR_TEST = '''\
 """What the plugin's own test suite runs (here as a script)."""
+import sys
+
 import numpy as np
 
 from mempursuit_core import testing
 from mempursuit_core.plugins import adapter_plugins, load_adapter
+
+assert "toyrank" in adapter_plugins() and "toyrank" not in sys.modules  # registered, not imported
 from toyrank import Ranker
+import mempursuit_toyrank
 
 rng = np.random.default_rng(1)
 vectors = rng.normal(size=(30, 16))
@@ -236,6 +242,8 @@ query = vectors[0] + vectors[1]
 
 adapter = load_adapter("toyrank")
 cls = adapter.MemPursuitRanker
+assert mempursuit_toyrank.MemPursuitRanker is cls  # the package's lazy name
+assert mempursuit_toyrank.__all__ == ["MemPursuitRanker"]
 testing.check_adapter(cls, build=lambda **options: cls(Ranker(), **options),
                       read=lambda r: [t for t, _ in r.rank(query, documents, 5)],
                       native=lambda: [t for t, _ in Ranker().rank(query, documents, 5)])
@@ -247,7 +255,7 @@ print("conforms")
 def _write_package(where: Path) -> Path:
     pkg = where / "mempursuit-toyrank"
     for path, text in {"pyproject.toml": PYPROJECT, "toyrank/__init__.py": FRAMEWORK,
-                       "mempursuit_toyrank/__init__.py": "", "mempursuit_toyrank/plugin.py": PLUGIN,
+                       "mempursuit_toyrank/__init__.py": PACKAGE,
                        "mempursuit_toyrank/adapter.py": ADAPTER}.items():
         (pkg / path).parent.mkdir(parents=True, exist_ok=True)
         (pkg / path).write_text(text)

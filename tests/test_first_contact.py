@@ -175,7 +175,7 @@ def test_a_bogus_policy_fails_when_the_settings_are_made():
     assert MemPursuitSettings(policy="native").policy == "native"
 
 
-PENDING_SWAP: set[str] = set()  # adapters whose plugin.py does not say its swap yet
+PENDING_SWAP: set[str] = set()  # adapters whose AdapterSpec does not say its swap yet
 
 
 def test_the_adapters_listing_says_how_to_swap_each_one_in(capsys):

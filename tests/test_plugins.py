@@ -118,6 +118,34 @@ def test_unknown_adapter_lists_registered_ones(inline_plugin):
     assert "ghostfw" in str(info.value)
 
 
+def test_an_adapter_package_is_its_own_plugin_and_its_lazy_names_stay_unimported():
+    """``adapter_package``: the package's ``__all__``, lazy names and ``register_adapters`` from
+    its one spec; the host registers the package without looking up a lazy name (each would
+    import the framework, here one that is not installed)."""
+    import types
+
+    from mempursuit_core.adapter import adapter_package
+
+    package = types.ModuleType("ghost_lazy_package")
+    spec = AdapterSpec(name="ghostlazy", module="ghost_lazy_package.reader",
+                       framework="ghost_framework_not_installed", extra="ghost", label="Ghost",
+                       exports={"GhostReader": "reader", "helper": "reader:_helper"})
+    (package.__all__, package.__getattr__, package.__dir__,
+     package.register_adapters) = adapter_package(vars(package), spec)
+    assert package.__all__ == ["GhostReader", "helper"]
+    assert {"GhostReader", "helper"} <= set(dir(package))
+    pm = get_plugin_manager()
+    pm.register(package, name="ghost-lazy-test")
+    try:
+        assert list_adapters()["ghostlazy"] is spec
+    finally:
+        pm.unregister(package)
+    assert "GhostReader" not in vars(package)  # never looked up
+    with pytest.raises(AdapterNotInstalledError,
+                       match=r'ghost_lazy_package.GhostReader needs Ghost.*\[ghost\]'):
+        package.GhostReader
+
+
 def test_builtin_adapters_registered_and_extras_exist():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     extras = pyproject["project"]["optional-dependencies"]
@@ -134,8 +162,8 @@ def test_builtin_adapters_registered_and_extras_exist():
 
 
 def test_adapter_modules_import_without_their_frameworks():
-    """Every built-in adapter's plugin module imports in a process where the frameworks are
-    blocked, and the host lists them as not installed with the extra to install."""
+    """Every built-in adapter's package (its plugin) imports in a process where the frameworks
+    are blocked, and the host lists them as not installed with the extra to install."""
     code = (
         "import sys\n"
         "for m in ('mem0', 'lightmem', 'simplemem', 'faiss', 'qdrant_client', 'lancedb',\n"

@@ -1,0 +1,87 @@
+"""MemPursuit for Mem0: reorder Mem0's own candidate pool with a residual-pursuit read policy.
+
+Importing this package is cheap, imports nothing from Mem0 and changes no interpreter state.
+The config route adds one import, which makes the ``"mempursuit"`` reranker provider available
+to Mem0's ``RerankerFactory`` (now if Mem0 is already imported, else the moment it is)::
+
+    import mempursuit_mem0.provider  # noqa: F401  (registers the provider)
+    from mem0 import Memory
+
+    config["reranker"] = {"provider": "mempursuit", "config": {"k": 10, "pool": 200}}
+    memory = Memory.from_config(config)
+
+and the code route is one line: ``memory = mempursuit_mem0.wrap(memory, k=10, pool=200)``
+(or ``mempursuit_mem0.Memory`` / ``AsyncMemory`` in place of Mem0's classes).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from mempursuit_core.adapter import AdapterNotInstalledError, AdapterSpec, adapter_package
+
+from .settings import MemPursuitSettings
+
+__all__ = [
+    "AsyncMemory",
+    "MemPursuitSettings",
+    "Memory",
+    "META_KEY",
+    "PROVIDER",
+    "bind",
+    "get_binding",
+    "register",
+    "register_vector_reader",
+    "unbind",
+    "wrap",
+]
+
+#: The reranker provider name registered in Mem0's ``RerankerFactory``.
+PROVIDER = "mempursuit"
+META_KEY = "mempursuit"
+
+SPEC = AdapterSpec(
+    name="mem0", framework="mem0", extra="mem0", label="Mem0 (the 'mem0ai' package)",
+    module="mempursuit_mem0",
+    swap=('memory = mempursuit_mem0.wrap(memory, k=10), or config["reranker"] = '
+          '{"provider": "mempursuit", "config": {"k": 10}} after '
+          "import mempursuit_mem0.provider"),
+    docs="docs/adapters/mem0.md",
+    second_read=("the vector store's search with the search's filters (user / agent / "
+                 "run ids, metadata) plus {title: t}, Mem0's threshold and expiry kept"),
+    summary=("Mem0 (mem0ai 2.x): reorders Mem0's own ranked pool with vectors read back "
+             "from Qdrant, FAISS, Chroma or pgvector"),
+    exports={"Memory": "memory", "AsyncMemory": "memory", "bind": "search", "unbind": "search",
+             "wrap": "search", "get_binding": "search", "PursuitBinding": "search",
+             "SearchTrace": "search", "register_vector_reader": "stores",
+             "fetch_stored_vectors": "stores", "VectorAccessError": "stores",
+             "MemPursuitReranker": "reranker", "MemPursuitRerankerConfig": "reranker_config"},
+    needs={"memory": "mem0", "reranker": "mem0", "reranker_config": "mem0"},
+)
+
+
+def _need_mem0(what: str) -> None:
+    try:
+        missing = importlib.util.find_spec("mem0") is None
+    except (ImportError, ValueError):  # a broken or blocked install counts as missing
+        missing = True
+    if missing:
+        raise AdapterNotInstalledError(
+            f"mempursuit_mem0.{what} needs {SPEC.label}, which is not installed: {SPEC.hint}")
+
+
+def register() -> None:
+    """Add the ``"mempursuit"`` provider to Mem0's ``RerankerFactory`` now (imports Mem0;
+    idempotent). ``import mempursuit_mem0.provider`` does the same without importing Mem0.
+    Without Mem0: ``AdapterNotInstalledError`` with the install command."""
+    _need_mem0("register()")
+    from .provider import register_now
+
+    register_now()
+
+
+# [1:]: __all__ is the package's own (above), which defines names besides the lazy ones
+__getattr__, __dir__, register_adapters = adapter_package(
+    globals(), SPEC,
+    moved={"add_bulk": "mempursuit_eval.backends.mem0_bulk.add_bulk (the harness's: it copies "
+                       "Mem0's private write path)"})[1:]
