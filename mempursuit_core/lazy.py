@@ -1,25 +1,25 @@
 """Lazy exports for an adapter package: importing the adapter imports no framework.
 
-An adapter's ``__init__.py`` states the adapter once, in its :class:`AdapterSpec` (its name,
-framework, extra, swap line, and what it exports from which submodule), and derives the rest
-from it with one call: a name is imported on first use, a submodule that needs a framework that
-is not installed raises :class:`~mempursuit_core.plugins.AdapterNotInstalledError` naming the
-extra to install, and the package is its own plugin (its entry point names the package)::
+An adapter states itself once, in its :class:`AdapterSpec` (its name, framework, extra, swap
+line, and what it exports from which submodule): the shipped adapters in an ``adapter.json``
+beside their ``__init__.py`` (the spec's fields as keys), read by :meth:`AdapterSpec.read`. The
+package derives the rest from it with one call: a name is imported on first use, a submodule that
+needs a framework that is not installed raises
+:class:`~mempursuit_core.plugins.AdapterNotInstalledError` naming the extra to install, and the
+package is its own plugin (its entry point names the package)::
 
-    from mempursuit_core.adapter import AdapterSpec, adapter_package
+    from mempursuit_core.adapter import adapter_package
 
-    SPEC = AdapterSpec(name="langgraph", module="mempursuit_langgraph", framework="langgraph",
-                       extra="langgraph", label="LangGraph", swap=..., docs=..., summary=...,
-                       exports={"MemPursuitStore": "store", "supported_stores": "readers"},
-                       needs={"store": "langgraph.store"})
+    SPEC, __all__, __getattr__, __dir__, register_adapters = adapter_package(globals())
 
-    __all__, __getattr__, __dir__, register_adapters = adapter_package(globals(), SPEC)
+A third-party package may pass its spec instead: ``adapter_package(globals(), AdapterSpec(...))``.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -93,31 +93,35 @@ def lazy_exports(namespace: dict[str, Any], exports: Mapping[str, str], *,
     return __getattr__, __dir__
 
 
-def adapter_package(namespace: dict[str, Any], spec: AdapterSpec, *,
+def adapter_package(namespace: dict[str, Any], spec: AdapterSpec | None = None, *,
                     moved: Mapping[str, str] | None = None
-                    ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]],
-                               Callable[..., None]]:
-    """An adapter package's ``__all__``, lazy ``__getattr__`` / ``__dir__`` and plugin hook,
-    from its one :class:`AdapterSpec`.
+                    ) -> tuple[AdapterSpec, list[str], Callable[[str], Any],
+                               Callable[[], list[str]], Callable[..., None]]:
+    """An adapter package's spec, ``__all__``, lazy ``__getattr__`` / ``__dir__`` and plugin
+    hook, from its one :class:`AdapterSpec`.
 
     Parameters
     ----------
     namespace : dict
         The package's ``globals()``.
-    spec : AdapterSpec
-        The adapter; its ``exports`` are the package's lazy names, each needing what ``needs``
-        says (every submodule its ``framework`` by default), named in the error by ``label``
-        with the spec's install line.
+    spec : AdapterSpec, optional
+        The adapter; default the ``adapter.json`` beside the package's ``__init__.py``. Its
+        ``exports`` are the package's lazy names, each needing what ``needs`` says (every
+        submodule its ``framework`` by default), named in the error by ``label`` with the
+        spec's install line.
     moved : mapping, optional
         Names that left the package -> where they went (:func:`lazy_exports`).
 
     Returns
     -------
-    (__all__, __getattr__, __dir__, register_adapters)
+    (SPEC, __all__, __getattr__, __dir__, register_adapters)
         ``__all__``: the exported names, sorted; ``register_adapters``: the package's
         ``register_adapters`` hook implementation, registering ``spec`` (the package is the
         plugin its entry point names).
     """
+    if spec is None:
+        spec = AdapterSpec.read(os.path.join(os.path.dirname(namespace["__file__"]),
+                                             "adapter.json"))
     needs = {"*": spec.framework} if spec.needs is None else spec.needs
     getattr_, dir_ = lazy_exports(namespace, spec.exports, needs=needs,
                                   framework=spec.label or spec.framework, extra=spec.extra or "",
@@ -127,4 +131,4 @@ def adapter_package(namespace: dict[str, Any], spec: AdapterSpec, *,
     def register_adapters(register):
         register(spec)
 
-    return sorted(spec.exports), getattr_, dir_, register_adapters
+    return spec, sorted(spec.exports), getattr_, dir_, register_adapters

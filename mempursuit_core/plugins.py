@@ -28,10 +28,11 @@ import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+import json
 import os
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable, Mapping
 
 import pluggy
@@ -142,7 +143,8 @@ class AdapterSpec:
         One line for ``mempursuit adapters``.
     install_hint : str or None
         Overrides the default hint, :func:`mempursuit_core.install.install_line` of ``extra``
-        (``pip install -e ".[extra]"`` in a checkout, until the first release).
+        (``pip install -e ".[extra]"`` in a checkout, until the first release), which stands
+        for ``{install}`` in it.
     swap : str
         The one-line swap a user writes (``mempursuit adapters`` prints it).
     docs : str
@@ -175,10 +177,32 @@ class AdapterSpec:
     needs: Mapping[str, str] | None = field(default=None, hash=False)
     label: str = ""
 
+    @classmethod
+    def read(cls, path: "str | os.PathLike[str]") -> "AdapterSpec":
+        """The spec a JSON file states (an adapter package's ``adapter.json``: the field names
+        above as keys).
+
+        Raises
+        ------
+        ValueError
+            One line naming the file, for a key that is no field (with a did-you-mean) or a
+            file that is not a JSON object.
+        """
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        names = [f.name for f in fields(cls)]
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: an adapter spec is a JSON object, got {type(data).__name__}")
+        unknown = [key for key in data if key not in names]
+        if unknown:
+            raise ValueError(f"{path}: unknown adapter spec key {unknown[0]!r}"
+                             f"{did_you_mean(unknown[0], names)}; valid: {', '.join(names)}")
+        return cls(**data)
+
     @property
     def hint(self) -> str:
         if self.install_hint:
-            return self.install_hint
+            return self.install_hint.replace("{install}", install_line(self.extra or ""))
         if self.extra:
             return install_line(self.extra)
         return f"pip install {self.framework}"

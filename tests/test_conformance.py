@@ -184,7 +184,7 @@ SPEC = AdapterSpec(name="toyrank", module="mempursuit_toyrank.adapter", framewor
                    install_hint="pip install mempursuit-toyrank",
                    exports={"MemPursuitRanker": "adapter"})
 
-__all__, __getattr__, __dir__, register_adapters = adapter_package(globals(), SPEC)
+SPEC, __all__, __getattr__, __dir__, register_adapters = adapter_package(globals(), SPEC)
 '''
 
 ADAPTER = '''\

@@ -130,7 +130,7 @@ def test_an_adapter_package_is_its_own_plugin_and_its_lazy_names_stay_unimported
     spec = AdapterSpec(name="ghostlazy", module="ghost_lazy_package.reader",
                        framework="ghost_framework_not_installed", extra="ghost", label="Ghost",
                        exports={"GhostReader": "reader", "helper": "reader:_helper"})
-    (package.__all__, package.__getattr__, package.__dir__,
+    (_, package.__all__, package.__getattr__, package.__dir__,
      package.register_adapters) = adapter_package(vars(package), spec)
     assert package.__all__ == ["GhostReader", "helper"]
     assert {"GhostReader", "helper"} <= set(dir(package))

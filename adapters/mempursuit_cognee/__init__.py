@@ -11,19 +11,6 @@ cognee's vector engine with their stored vectors and returns the policy's ``K``.
 package imports nothing from cognee.
 """
 
-from mempursuit_core.adapter import AdapterSpec, adapter_package
+from mempursuit_core.adapter import adapter_package
 
-SPEC = AdapterSpec(
-    name="cognee", framework="cognee", extra="cognee",
-    module="mempursuit_cognee",
-    swap='use_mempursuit()  once, then cognee.search(..., query_type=SearchType.CHUNKS)',
-    docs="docs/adapters/cognee.md",
-    summary=("cognee: a chunks retriever registered with use_retriever that reorders the top-200 "
-             "chunks of cognee's vector engine with their stored vectors (LanceDB by default)"),
-    exports={"use_mempursuit": "retriever", "MemPursuitChunksRetriever": "retriever",
-             "ChunkPool": "retriever", "CogneeReadError": "retriever",
-             "CHUNK_SIGNALS": "retriever", "use_offline_embedder": "offline",
-             "MiniLMEmbeddingEngine": "offline"},
-)
-
-__all__, __getattr__, __dir__, register_adapters = adapter_package(globals(), SPEC)
+SPEC, __all__, __getattr__, __dir__, register_adapters = adapter_package(globals())

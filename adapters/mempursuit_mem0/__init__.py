@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from mempursuit_core.adapter import AdapterNotInstalledError, AdapterSpec, adapter_package
+from mempursuit_core.adapter import AdapterNotInstalledError, adapter_package
 
 from .settings import MemPursuitSettings
 
@@ -40,24 +40,6 @@ __all__ = [
 PROVIDER = "mempursuit"
 META_KEY = "mempursuit"
 
-SPEC = AdapterSpec(
-    name="mem0", framework="mem0", extra="mem0", label="Mem0 (the 'mem0ai' package)",
-    module="mempursuit_mem0",
-    swap=('memory = mempursuit_mem0.wrap(memory, k=10), or config["reranker"] = '
-          '{"provider": "mempursuit", "config": {"k": 10}} after '
-          "import mempursuit_mem0.provider"),
-    docs="docs/adapters/mem0.md",
-    second_read=("the vector store's search with the search's filters (user / agent / "
-                 "run ids, metadata) plus {title: t}, Mem0's threshold and expiry kept"),
-    summary=("Mem0 (mem0ai 2.x): reorders Mem0's own ranked pool with vectors read back "
-             "from Qdrant, FAISS, Chroma or pgvector"),
-    exports={"Memory": "memory", "AsyncMemory": "memory", "bind": "search", "unbind": "search",
-             "wrap": "search", "get_binding": "search", "PursuitBinding": "search",
-             "SearchTrace": "search", "register_vector_reader": "stores",
-             "fetch_stored_vectors": "stores", "VectorAccessError": "stores",
-             "MemPursuitReranker": "reranker", "MemPursuitRerankerConfig": "reranker_config"},
-    needs={"memory": "mem0", "reranker": "mem0", "reranker_config": "mem0"},
-)
 
 
 def _need_mem0(what: str) -> None:
@@ -80,8 +62,8 @@ def register() -> None:
     register_now()
 
 
-# [1:]: __all__ is the package's own (above), which defines names besides the lazy ones
-__getattr__, __dir__, register_adapters = adapter_package(
-    globals(), SPEC,
+# __all__ is the package's own (above), which defines names besides the lazy ones
+SPEC, _, __getattr__, __dir__, register_adapters = adapter_package(
+    globals(),
     moved={"add_bulk": "mempursuit_eval.backends.mem0_bulk.add_bulk (the harness's: it copies "
-                       "Mem0's private write path)"})[1:]
+                       "Mem0's private write path)"})

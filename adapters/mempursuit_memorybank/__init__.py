@@ -14,25 +14,6 @@ does (``pip install -e ".[memorybank]"``).
 policy; ``policy="native"`` is MemoryBank's own top-``k`` by L2.
 """
 
-from mempursuit_core.adapter import AdapterSpec, adapter_package
+from mempursuit_core.adapter import adapter_package
 
-SPEC = AdapterSpec(
-    name="memorybank", framework="faiss", extra="memorybank",
-    module="mempursuit_memorybank",
-    swap='store = MemoryBankStore.open("memory.json", user="Emily"); store.read(question, k=2)',
-    docs="docs/adapters/memorybank.md",
-    summary=("MemoryBank (SiliconFriend): faithful FAISS read path, seeds chosen by the read "
-             "policy"),
-    exports={**dict.fromkeys(("TEMPLATES", "Document", "DocumentSet", "Templates",
-                              "build_documents", "detect_language"), "documents"),
-             **dict.fromkeys(("MemoryBankFormatError", "Turn", "UnknownUserError", "UserMemory",
-                              "list_users", "load_memory_file", "read_user",
-                              "save_memory_file"), "memory"),
-             **dict.fromkeys(("CHUNK_SIZE", "DEFAULT_TOP_K", "MemoryPiece", "ReadResult",
-                              "ResidentMemory", "read_from_seeds"), "readpath"),
-             **dict.fromkeys(("DEFAULT_POOL_SIZE", "MemoryBankStore", "default_index_dir"),
-                             "store")},
-    needs={},  # reading a memory file needs nothing; building a store imports FAISS itself
-)
-
-__all__, __getattr__, __dir__, register_adapters = adapter_package(globals(), SPEC)
+SPEC, __all__, __getattr__, __dir__, register_adapters = adapter_package(globals())
