@@ -14,7 +14,7 @@ DATA=${1:-../shared/data}
 OUT=benchmarks/results/eval/documents
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 # round 6's default, it without the second read, round 5's default and the default before it
-R5="cased=false,hub_named=0,defer=false"
+R5="cased=false,hub_named=0,defer=false,link_once=false"
 POLICIES=(centered-fusion "centered-fusion:follow=0" "centered-fusion:$R5"
           "centered-fusion:$R5,bridge=4,follow=0")
 run() {  # name, dataset arguments...

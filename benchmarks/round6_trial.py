@@ -61,12 +61,13 @@ DATASETS = {"2wikimultihopqa": "2wikimultihopqa", "hotpotqa": "hotpotqa",
 
 #: variant name -> policy spec (a selector built by name and options): round 6's default, each of
 #: its three parts off, round 5's default and the two references of the issue
-ROUND5 = "cased=false,hub_named=0,defer=false"
+ROUND5 = "cased=false,hub_named=0,defer=false,link_once=false"
 VARIANTS: dict[str, str] = {
     "round6": "centered-fusion",
     "round6, cased=false": "centered-fusion:cased=false",
     "round6, hub_named=0": "centered-fusion:hub_named=0",
     "round6, defer=false": "centered-fusion:defer=false",
+    "round6, link_once=false": "centered-fusion:link_once=false",
     "round5": f"centered-fusion:{ROUND5}",
     "round5, follow=0": f"centered-fusion:{ROUND5},follow=0",
     "round5, follow=0,bridge=4": f"centered-fusion:{ROUND5},follow=0,bridge=4",

@@ -126,6 +126,12 @@ class TitleLinks:
                  cased: bool = False):
         found = [_phrase(t) if isinstance(t, str) else ("", "") for t in titles]
         self.phrases = [p for p, _ in found]
+        self._same: dict[str, list[int]] = {}  # a title as written -> its candidates
+        for j, t in enumerate(titles):
+            if isinstance(t, str) and self.phrases[j]:
+                self._same.setdefault(nfc(t), []).append(j)
+        self._title = [nfc(t) if isinstance(t, str) and self.phrases[j] else None
+                       for j, t in enumerate(titles)]
         self.cased = cased
         self._caps = [_cased(t) if isinstance(t, str) else () for t in titles]
         self._rare = [w for _, w in found]
@@ -202,6 +208,17 @@ class TitleLinks:
                            if self.phrases[j] != phrase
                            and self._names(i, self._text(j), nfc(str(self._texts[j])))],
                           dtype=np.intp)
+
+    def same_title(self, i: int) -> np.ndarray:
+        """The candidates titled exactly as candidate ``i`` (``i`` among them; none when its
+        title names nothing).
+
+        Returns
+        -------
+        ndarray of intp, shape (m,)
+        """
+        title = self._title[i]
+        return np.asarray(self._same[title] if title is not None else [], dtype=np.intp)
 
     def distinct(self, candidates: np.ndarray) -> int:
         """How many distinct titles ``candidates`` have."""

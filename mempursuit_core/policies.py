@@ -410,6 +410,9 @@ class CenteredFusion(PoolSelector):
     defer : bool, default True
         When the question names two or more of the pool's titles (it sets them side by side),
         the ``bridge`` raises wait until each has a pick (:class:`Bridge`).
+    link_once : bool, default True
+        A link is followed once: when a pick has a title, the store's other passages of that
+        title give back their ``bridge`` raises (:class:`Bridge`). False: each keeps them.
     gamma : float, default 0
         With ``gamma > 0`` the fused order is the prior of ``experimental/pursuit-rank`` on the
         centred unit features; 0 returns the fused order (and ``k``-selections are nested).
@@ -438,7 +441,7 @@ class CenteredFusion(PoolSelector):
                                             "titled", "bridge")},
         "gather": _non_negative_or_none, "keep": _integer, "ridge": _real,
         "follow": _count, "follow_from": _count, "cased": _true_or_false, "hub_named": _count,
-        "defer": _true_or_false,
+        "defer": _true_or_false, "link_once": _true_or_false,
     }
 
     def __init__(self, *, lexical: str = "auto", stem: bool = True, fusion: str = "zscore",
@@ -447,7 +450,8 @@ class CenteredFusion(PoolSelector):
                  adjacent: float = 0.0, aspects: float = 0.0, gather: float | None = 0.8,
                  speaker: float = 2.0, named: float = 1.0, titled: float = 1.0,
                  bridge: float = 8.0, follow: int = 2, follow_from: int = 3,
-                 cased: bool = True, hub_named: int = 5, defer: bool = True):
+                 cased: bool = True, hub_named: int = 5, defer: bool = True,
+                 link_once: bool = True):
         given = locals()
         self._set_options({name: given[name] for name in self._parameter_constraints})
 
@@ -542,7 +546,7 @@ class CenteredFusion(PoolSelector):
                 # a title named only inside a longer one the question names is no second thing
                 first = [g for p, g in groups.items()
                          if not any(p != o and _occurs(p, o) for o in groups)]
-            greedy.append(Bridge(follow, self.bridge, first))
+            greedy.append(Bridge(follow, self.bridge, first, once=self.link_once))
         order = _greedy_order(key, order, min(k, P), greedy)
         return order, steps
 
@@ -686,18 +690,33 @@ class Bridge:
     raises wait until each of those titles has a pick (or twice as many picks are made), so
     that what the first picks name never pushes out what the question itself asked for; then
     they all apply (the ``defer`` option).
+
+    ``once`` (the ``link_once`` option): a link is followed once. When a pick has a title, the
+    other passages of that exact title give back what links raised them by and gain no more:
+    a second passage of a title the picks already hold adds nothing the link asked for.
     """
 
-    def __init__(self, links: TitleLinks, reach: float, first: Sequence[set] = ()):
+    def __init__(self, links: TitleLinks, reach: float, first: Sequence[set] = (), *,
+                 once: bool = True):
         self.links, self.reach = links, reach
         self.pending = [set(g) for g in first] if len(first) >= 2 else []
         self.patience = 2 * len(self.pending)
         self.held: list[tuple[np.ndarray, float]] = []
+        self.once = once
+        P = len(links.phrases)
+        self.raised = np.zeros(P)  # what the links have raised each candidate by so far
+        self.followed = np.zeros(P, dtype=bool)  # candidates whose title has a pick
 
     def gain(self) -> None:
         return None
 
     def picked(self, i: int, live: np.ndarray) -> None:
+        same = self.links.same_title(i) if self.once else ()
+        if len(same):
+            back = same[live[same] > -np.inf]
+            live[back] -= self.raised[back]
+            self.raised[same] = 0.0
+            self.followed[same] = True
         # forward: what the pick names; backward, at half weight: what names the pick
         for found, gain in ((self.links.links(i), self.reach),
                             (self.links.naming(i), self.reach / 2)):
@@ -711,8 +730,9 @@ class Bridge:
                 return
             self.pending = []
         for found, raise_ in self.held:
-            found = found[live[found] > -np.inf]
+            found = found[(live[found] > -np.inf) & ~self.followed[found]]
             live[found] += raise_
+            self.raised[found] += raise_
         self.held = []
 
 

@@ -89,7 +89,7 @@ DOCUMENT_KS = (2, 5)
 #: the ones frozen for ``centered-fusion`` before round 6)
 DOCUMENT_POLICIES = ("native", "centered-fusion", "centered-fusion:follow=0",
                      "centered-fusion:bridge=4,follow=0",
-                     "centered-fusion:cased=false,hub_named=0,defer=false")
+                     "centered-fusion:cased=false,hub_named=0,defer=false,link_once=false")
 
 
 def build(spec: str):

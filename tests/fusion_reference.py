@@ -169,13 +169,15 @@ def titled_scores(text, titles):
     return [1.0 if named(text, t) else 0.0 for t in titles]
 
 
-def bridge_order(score, titles, texts, k, bridge=8.0, question=None):
+def bridge_order(score, titles, texts, k, bridge=8.0, question=None, once=True):
     """The greedy picks with every memory its own session: after each pick, the memories not
     yet picked whose title its text names (not titled as the pick, nor by a part of its title)
     gain ``bridge / sqrt(n)``, n their distinct titles; those whose text names the pick's title
     (another title) gain half as much over their own n. When the ``question`` names two or more
     of the pool's titles, the gains wait until each of those titles has a pick (or twice as many
-    picks are made), then all come at once. Then the rest by score."""
+    picks are made), then all come at once. With ``once``, a pick's title is followed: the
+    other memories of exactly that title lose what they gained and gain nothing more. Then the
+    rest by score."""
     from mempursuit_core.links import title_phrase
 
     phrases = [title_phrase(t) for t in titles]
@@ -192,10 +194,18 @@ def bridge_order(score, titles, texts, k, bridge=8.0, question=None):
     held = []
     live = list(score)
     order = []
+    gained = [0.0] * len(score)
+    followed = set()
     for _ in range(min(k, len(score))):
         best = max((i for i in range(len(live)) if i not in order), key=lambda i: (live[i], -i))
         order.append(best)
         own = phrases[best]
+        if once and own:
+            followed.add(titles[best])
+            for j in range(len(live)):
+                if titles[j] == titles[best]:
+                    live[j] -= gained[j]
+                    gained[j] = 0.0
         ahead = [j for j in range(len(live)) if j not in order and phrases[j]
                  and names(texts[best], phrases[j], caps[j]) and not names(own, phrases[j])]
         back = [j for j in range(len(live)) if j not in order and own and phrases[j] != own
@@ -210,8 +220,9 @@ def bridge_order(score, titles, texts, k, bridge=8.0, question=None):
                 continue
             pending = []
         for j, gain in held:
-            if j not in order:
+            if j not in order and titles[j] not in followed:
                 live[j] += gain
+                gained[j] += gain
         held = []
     rest = sorted((i for i in range(len(score)) if i not in order), key=lambda i: (-score[i], i))
     return order + rest

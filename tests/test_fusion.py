@@ -173,6 +173,28 @@ def titled_store(seed: int):
     return q, V, texts, pool, text
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_a_title_with_several_passages_is_followed_once_as_the_reference_says(seed):
+    """Passages that share a title (an article split into paragraphs): once one is picked, the
+    others give back their bridge raises (``link_once``), and keep them with it off."""
+    q, V, texts, pool, text = titled_store(seed)
+    titles = [NAMES[i] for i in pool]
+    ptexts = [texts[i] for i in pool]
+    rng = np.random.default_rng(seed)
+    for j in rng.choice(len(pool), size=len(pool) // 3, replace=False):
+        titles[j] = titles[int(rng.integers(len(pool)))]  # a second passage of that title
+    signals = {"texts": ptexts, "titles": titles, "query_text": text,
+               "session_ids": list(range(len(pool)))}
+    k = min(6, len(pool))
+    score = ref.fused_score(q, V[pool], signals)
+    score = [s + t for s, t in zip(score, ref.titled_scores(text, titles))]
+    for once in (True, False):
+        got = get_selector("centered-fusion", follow=0, link_once=once).select(
+            q, V[pool], k, signals=signals)
+        want = ref.bridge_order(score, titles, ptexts, k, question=text, once=once)[:k]
+        assert got.order.tolist() == want, (seed, once)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_titles_bridge_and_the_second_read_match_the_plain_reference(seed):
     from mempursuit_core.follow import Fetched, TitleIndex, TitleLookup, follow_up
