@@ -126,12 +126,8 @@ class TitleLinks:
                  cased: bool = False):
         found = [_phrase(t) if isinstance(t, str) else ("", "") for t in titles]
         self.phrases = [p for p, _ in found]
-        self._same: dict[str, list[int]] = {}  # a title as written -> its candidates
-        for j, t in enumerate(titles):
-            if isinstance(t, str) and self.phrases[j]:
-                self._same.setdefault(nfc(t), []).append(j)
-        self._title = [nfc(t) if isinstance(t, str) and self.phrases[j] else None
-                       for j, t in enumerate(titles)]
+        self._titles = titles
+        self._same: dict[str, list[int]] | None = None  # a title as written -> its candidates
         self.cased = cased
         self._caps = [_cased(t) if isinstance(t, str) else () for t in titles]
         self._rare = [w for _, w in found]
@@ -210,15 +206,20 @@ class TitleLinks:
                           dtype=np.intp)
 
     def same_title(self, i: int) -> np.ndarray:
-        """The candidates titled exactly as candidate ``i`` (``i`` among them; none when its
-        title names nothing).
+        """The candidates titled exactly as candidate ``i``, the same string (``i`` among
+        them; none when its title names nothing).
 
         Returns
         -------
         ndarray of intp, shape (m,)
         """
-        title = self._title[i]
-        return np.asarray(self._same[title] if title is not None else [], dtype=np.intp)
+        if self._same is None:
+            self._same = {}
+            for j, t in enumerate(self._titles):
+                if self.phrases[j]:
+                    self._same.setdefault(t, []).append(j)
+        title = self._titles[i]
+        return np.asarray(self._same[title] if self.phrases[i] else [], dtype=np.intp)
 
     def distinct(self, candidates: np.ndarray) -> int:
         """How many distinct titles ``candidates`` have."""
