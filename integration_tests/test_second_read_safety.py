@@ -109,7 +109,7 @@ def test_haystack_title_index_follows_a_delete_plus_an_add_and_a_changed_title(e
     assert [d.id for d in got] == ["A-song", "A-filler-1"]
 
 
-def _misbehaving_store(embed, answer):
+def _misbehaving_store(embed, answer, users=("A",)):
     pytest.importorskip("haystack", reason='needs pip install -e ".[haystack]"')
     from haystack.document_stores.in_memory import InMemoryDocumentStore
 
@@ -119,7 +119,7 @@ def _misbehaving_store(embed, answer):
             if filters and "title" in repr(filters):
                 return answer(self, found)
             return found
-    return _haystack_store(embed, users=("A",), cls=Misbehaving)
+    return _haystack_store(embed, users=users, cls=Misbehaving)
 
 
 def test_haystack_a_store_that_returns_duplicates_pool_and_unasked_documents(embed):
@@ -133,6 +133,25 @@ def test_haystack_a_store_that_returns_duplicates_pool_and_unasked_documents(emb
         assert len(ids) == len(set(ids)) == min(k, POOL)  # never more than retrieved
         assert set(ids) - {"A-performer"} <= {d.id for d in _haystack_read(
             store, embed, whole_store=True, follow=0, top_k=POOL)[0]}
+
+
+def test_haystack_in_memory_fetch_by_id_gives_what_the_filter_gives(embed):
+    """The stock InMemoryDocumentStore is read by id (its filter scans every document); a
+    subclass with its own filter_documents is asked through it. Both give the same read."""
+    store = _haystack_store(embed, users=("A", "B"))
+    asked = []
+
+    def spy(store, found):
+        asked.append(len(found))
+        return found
+    filtered = _misbehaving_store(embed, spy, users=("A", "B"))
+    scope = {"field": "meta.user", "operator": "==", "value": "A"}
+    by_id, ranker = _haystack_read(store, embed, filters=scope, strict=True)
+    by_filter, _ = _haystack_read(filtered, embed, filters=scope, strict=True)
+    assert [d.id for d in by_id] == [d.id for d in by_filter]
+    assert "A-performer" in [d.id for d in by_id]  # the second read fetched it
+    assert asked  # the subclass's own filter was asked for the title
+    assert ranker.last_trace.second_read["fetched"] >= 1
 
 
 def test_haystack_a_slow_store_gives_the_first_read_within_the_deadline(embed):

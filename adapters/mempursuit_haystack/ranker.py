@@ -88,6 +88,20 @@ def _read_by_id(store: Any, ids: List[str], **_: Any) -> Optional[List[Any]]:
     return [by_id.get(i) for i in ids]
 
 
+def _stock_in_memory(store: Any) -> bool:
+    """Whether ``store`` is Haystack's ``InMemoryDocumentStore`` with its own filter (a scan of
+    every document), so that the second read may fetch by id: a store that filters its own
+    way (a subclass, a wrapped method) is asked through its filter."""
+    try:
+        from haystack.document_stores.in_memory import InMemoryDocumentStore
+    except ImportError:  # pragma: no cover - the adapter needs haystack
+        return False
+    method = getattr(store, "filter_documents", None)
+    return (isinstance(store, InMemoryDocumentStore)
+            and isinstance(getattr(store, "storage", None), dict)
+            and getattr(method, "__func__", None) is InMemoryDocumentStore.filter_documents)
+
+
 #: the methods through which a Haystack document store changes (the title index follows them)
 _WRITES = ("write_documents", "delete_documents", "delete_all_documents", "delete_by_filter",
            "update_by_filter", "write_documents_async", "delete_documents_async",
@@ -329,7 +343,7 @@ class MemPursuitRanker:
                                                count=count if callable(count) else None)
 
         scope = repr(filters)
-        by_id = isinstance(getattr(store, "storage", None), dict)  # InMemoryDocumentStore
+        by_id = _stock_in_memory(store)
 
         def titles():
             docs = store.filter_documents(filters)
