@@ -37,7 +37,9 @@ _FILE = re.compile(r"\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
 def nfc(text: str) -> str:
     """``text`` in Unicode normal form C: titles and texts are compared in this one form, so
     a text naming "Café" (composed) names a title stored decomposed."""
-    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
 
 
 @functools.lru_cache(maxsize=1 << 16)
