@@ -118,7 +118,7 @@ class MemPursuitChromaDBVectorMemory(ChromaDBVectorMemory):
         self._read_options = ReadOptions.build("MemPursuitChromaDBVectorMemory", k=k, pool=pool,
                                                policy=policy, policy_options=policy_options,
                                                strict=strict, own=self.__init__, **options)
-        self._selector = self._read_options.selector()  # a bad policy name fails here
+        self._selector = self._read_options.selector()  # resolved once, when the options were built
         self._metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
                                    else metadata_keys)
         self._titles: Optional[tuple] = None  # (collection, its ScopedTitleIndexes)

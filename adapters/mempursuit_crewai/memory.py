@@ -362,7 +362,7 @@ class MemPursuitMemory(Memory):
         options = ReadOptions.build("MemPursuitMemory", k=k, pool=pool, policy=policy,
                                     policy_options=policy_options, strict=strict,
                                     budget_tokens=budget_tokens)
-        selector = options.selector()  # a bad policy name or option fails here
+        selector = options.selector()  # resolved once, when the options were built
         super().__init__(**fields)
         self._read_options = options
         self._selector = selector

@@ -237,7 +237,6 @@ class MemoryBankStore:
         self.options = ReadOptions.build("MemoryBankStore", k=k, pool=pool, policy=policy,
                                          policy_options=policy_options, strict=strict,
                                          budget_tokens=budget_tokens)
-        self.options.selector()  # a bad policy name or option fails here, not at the first read
         self.memory_path: Path | None = None
         self.index_dir: Path | None = None
         self.status = "empty"

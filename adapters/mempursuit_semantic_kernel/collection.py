@@ -160,7 +160,7 @@ class MemPursuitCollection:
         self._options = ReadOptions.build("MemPursuitCollection", k=k, pool=pool, policy=policy,
                                           policy_options=policy_options, strict=strict,
                                           own=self.__init__, **options)
-        self._selector = self._options.selector()  # a bad policy name or option fails here
+        self._selector = self._options.selector()  # resolved once, when the options were built
         self.collection = collection
         self.text_field = text_field or self._default_text_field(collection.definition)
         self.metadata_keys = dict(DEFAULT_METADATA_KEYS if metadata_keys is None
