@@ -41,7 +41,8 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .links import TitleLinks, _occurs, nfc, title_phrase
+from .lexical import _term_counts
+from .links import TitleLinks, _occurs, _phrase, nfc
 from .signals import PoolSignals
 from .validation import checked_row_norms
 
@@ -464,19 +465,24 @@ class _Lazy:
 
 def _not_a_hub(texts: Sequence[Any], most: int) -> Callable[[str], bool]:
     """``keep(title)``: whether fewer than ``most`` of ``texts`` name ``title`` (in any case).
-    The texts are joined once; a title whose phrase occurs fewer than ``most`` times in all of
-    them at all (most titles) is decided by one count, the rest text by text."""
+    Only the texts that hold the title's rarest word (their term counts, cached as the pool's
+    BM25 keeps them) are searched for its phrase, and none when fewer than ``most`` hold it."""
     state: dict[str, Any] = {}
 
     def keep(title: str) -> bool:
-        if "joined" not in state:  # one pass over the pool's texts, at the first title judged
-            state["joined"] = nfc("\x00".join(map(str, texts))).lower()
-        phrase = title_phrase(title)
-        if not phrase or state["joined"].count(phrase) < most:
+        phrase, rare = _phrase(title)
+        if not phrase:
+            return True
+        if "counts" not in state:  # the texts' stemmed words, at the first title judged
+            state["texts"] = [nfc(str(t)) for t in texts]
+            state["counts"] = [_term_counts(t, True)[0] for t in state["texts"]]
+        holding = ([j for j, c in enumerate(state["counts"]) if rare in c] if rare
+                   else range(len(state["texts"])))
+        if len(holding) < most:
             return True
         seen = 0
-        for text in state["joined"].split("\x00"):
-            if _occurs(phrase, text):
+        for j in holding:
+            if _occurs(phrase, state["texts"][j].lower()):
                 seen += 1
                 if seen >= most:
                     return False
