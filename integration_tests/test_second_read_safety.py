@@ -195,6 +195,30 @@ def test_haystack_a_composed_text_follows_a_decomposed_title(embed):
     assert [d.id for d in got] == ["A-song", "A-performer"]
 
 
+def test_haystack_a_title_under_another_key_is_read_and_fetched_by_that_key(embed):
+    from haystack import Document
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    from mempursuit_core.adapter import DEFAULT_METADATA_KEYS
+
+    keys = {**DEFAULT_METADATA_KEYS, "titles": "headline"}
+    for cls in (InMemoryDocumentStore, None):  # by id, and through a filter of its own
+        if cls is None:
+            class Filtering(InMemoryDocumentStore):
+                def filter_documents(self, filters=None):
+                    return super().filter_documents(filters)
+            cls = Filtering
+        store = cls(embedding_similarity_function="cosine")
+        store.write_documents([Document(id=i, content=_text(t, x), embedding=embed(_text(t, x)),
+                                        meta={"headline": t, "user": u})
+                               for u in ("A", "B") for i, t, x in ROWS[u]])
+        scope = {"field": "meta.user", "operator": "==", "value": "A"}
+        got, _ = _haystack_read(store, embed, filters=scope, strict=True, metadata_keys=keys)
+        assert [d.id for d in got] == ["A-song", "A-performer"], cls.__name__
+        got, _ = _haystack_read(store, embed, filters=scope, strict=True)  # meta.title: none
+        assert "A-performer" not in [d.id for d in got]
+
+
 # -- LlamaIndex --------------------------------------------------------------------------------
 
 def _llamaindex(embed, users=("A", "B")):
@@ -269,13 +293,13 @@ def test_llamaindex_title_index_follows_a_delete_plus_an_add(embed):
 
 # -- LangChain ---------------------------------------------------------------------------------
 
-def _langchain_store(embed, kind="in-memory", users=("A", "B")):
+def _langchain_store(embed, kind="in-memory", users=("A", "B"), title_key="title"):
     pytest.importorskip("langchain_core", reason='needs pip install -e ".[langchain]"')
     from langchain_core.documents import Document
 
     from mempursuit_langchain import MemPursuitEmbeddings
 
-    docs = [Document(id=i, page_content=_text(t, x), metadata={"title": t, "user": u})
+    docs = [Document(id=i, page_content=_text(t, x), metadata={title_key: t, "user": u})
             for u in users for i, t, x in ROWS[u]]
     if kind == "faiss":
         pytest.importorskip("langchain_community.vectorstores",
@@ -306,6 +330,18 @@ def test_langchain_retriever_with_a_filter_never_returns_the_other_users_documen
     swap = MemPursuitRetriever(vectorstore=store, k=K, pool=POOL, strict=True)
     got = swap.invoke(QUESTION, filter=_user_filter(kind, "B"))
     assert [d.id for d in got] == ["B-song", "B-performer"]
+
+
+@pytest.mark.parametrize("kind", ["in-memory", "faiss"])
+def test_langchain_a_title_under_another_key_is_read_and_fetched_by_that_key(embed, kind):
+    from mempursuit_core.adapter import DEFAULT_METADATA_KEYS
+    from mempursuit_langchain import MemPursuitRetriever
+
+    store = _langchain_store(embed, kind, title_key="headline")
+    keys = {**DEFAULT_METADATA_KEYS, "titles": "headline"}
+    swap = MemPursuitRetriever(vectorstore=store, k=K, pool=POOL, strict=True, metadata_keys=keys,
+                               search_kwargs={"filter": _user_filter(kind, "A")})
+    assert [d.id for d in swap.invoke(QUESTION)] == ["A-song", "A-performer"]
 
 
 @pytest.mark.parametrize("kind", ["in-memory", "faiss"])

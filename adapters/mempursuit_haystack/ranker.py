@@ -36,11 +36,13 @@ Signals (:func:`mempursuit_core.adapter.metadata_signals`): the texts (``content
 ``timestamps`` / ``speakers`` / ``session_ids`` from the ``meta`` keys in ``metadata_keys``
 when the documents have them; ``titles`` (``meta["title"]``, else the stem of ``file_path`` /
 ``file_name`` / ``source`` / ``url``) and ``session_ids`` (one per source document: those
-keys, else the ``source_id`` Haystack's splitters set); the retriever's ``score``.
+keys, else the ``source_id`` Haystack's splitters set); the retriever's ``score``. A title
+under another key: ``metadata_keys={"titles": "headline"}`` (the second read reads and fetches
+that key too).
 
 The second read (the default policy's ``follow``): with ``document_store=``, the titles the
 first picks and the question name that no retrieved document carries are fetched with one
-``filter_documents`` call on ``meta.title`` (``"in"``), ANDed with ``filters=`` (the
+``filter_documents`` call on ``meta.title`` (or the ``titles`` key, ``"in"``), ANDed with ``filters=`` (the
 retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused
 (from an ``InMemoryDocumentStore``, whose filter scans every document, by id: the ids of each
 title are read with the titles). A ranker cannot see the retriever's filters, so it reads the store a second time only inside
@@ -342,7 +344,8 @@ class MemPursuitRanker:
             self._indexes = ScopedTitleIndexes(store, _WRITES,
                                                count=count if callable(count) else None)
 
-        scope = repr(filters)
+        key = self.metadata_keys.get("titles", "title")
+        scope = repr((key, filters))
         by_id = _stock_in_memory(store)
 
         def titles():
@@ -350,9 +353,9 @@ class MemPursuitRanker:
             if by_id:  # the ids of each title, read with the titles: a fetch scans nothing
                 ids: Dict[str, List[str]] = {}
                 for d in docs:
-                    ids.setdefault((d.meta or {}).get("title"), []).append(d.id)
+                    ids.setdefault((d.meta or {}).get(key), []).append(d.id)
                 self._title_ids[scope] = ids
-            return [(d.meta or {}).get("title") for d in docs]
+            return [(d.meta or {}).get(key) for d in docs]
         index = self._indexes.index(scope, titles)
 
         def fetch(names: List[str], limit: int) -> Fetched:
@@ -362,17 +365,17 @@ class MemPursuitRanker:
                 found = [d for d in found if d is not None]  # deleted since: the scope check
             else:                                            # and the version do the rest
                 found = store.filter_documents(self._scoped(
-                    {"field": "meta.title", "operator": "in", "value": names}, filters))
+                    {"field": f"meta.{key}", "operator": "in", "value": names}, filters))
             rank = {t: i for i, t in enumerate(names)}
             docs = sorted((d for d in found or [] if d.embedding is not None),
-                          key=lambda d: rank.get((d.meta or {}).get("title"), len(rank)))
+                          key=lambda d: rank.get((d.meta or {}).get(key), len(rank)))
             extra = metadata_signals([d.meta for d in docs], self.metadata_keys,
                                      sources=[(d.meta or {}).get("source_id") for d in docs])
             d = len(docs[0].embedding) if docs else 0
             return Fetched(docs, np.asarray([x.embedding for x in docs],
                                             dtype=np.float32).reshape(len(docs), d),
                            {"texts": [x.content or "" for x in docs],
-                            "titles": [(x.meta or {}).get("title") for x in docs], **extra})
+                            "titles": [(x.meta or {}).get(key) for x in docs], **extra})
         return TitleLookup(index, fetch, key=lambda d: d.id,
                            in_scope=_matcher(filters), timeout=self.follow_timeout)
 
