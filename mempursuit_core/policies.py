@@ -411,7 +411,7 @@ class CenteredFusion(PoolSelector):
         When the question names two or more of the pool's titles (it sets them side by side),
         the ``bridge`` raises wait until each has a pick (:class:`Bridge`).
     link_once : bool, default True
-        A link is followed once: when a pick has a title, the store's other passages of that
+        A link is followed once: when a pick has a title, the pool's other passages of that
         title give back their ``bridge`` raises (:class:`Bridge`). False: each keeps them.
     gamma : float, default 0
         With ``gamma > 0`` the fused order is the prior of ``experimental/pursuit-rank`` on the
