@@ -293,9 +293,12 @@ def test_ctrl_c_stops_at_once_and_keeps_what_was_embedded(tmp_path):
     try:
         argv = _remote(tmp_path, server, data, "--embedder-batch", "1",
                        "--embedder-concurrency", "2")
+        # Ctrl-C's default disposition, as a command in a terminal has it: a suite run as a
+        # background job (``nohup pytest &``) passes SIGINT on ignored
         proc = subprocess.Popen([sys.executable, "-m", "mempursuit_core", *map(str, argv)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                cwd=ROOT, env=ENV)
+                                cwd=ROOT, env=ENV,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         # both workers now wait on the server: the two answered batches are all there will be
         for _ in range(2):  # hang guards, not timings
             assert held.acquire(timeout=300), "the run never asked for a third memory"
