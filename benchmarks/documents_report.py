@@ -208,8 +208,8 @@ def render() -> str:
         "HotpotQA's",
         "`train` + `dev`); the first comparisons of `bridge` 4 against 8 with the second read were",
         f"seen on all {n_wiki} before the split was fixed. Round 6's `cased`, `hub_named = 5`,",
-        f"`defer` and `link_once` were chosen on the same {TUNED_ON}, HotpotQA's `train` + `dev` and MuSiQue's "
-        "first 50. The held-out half:",
+        f"`defer` and `link_once` were chosen on the same {TUNED_ON}, HotpotQA's `train` + "
+        "`dev` and MuSiQue's first 50. The held-out half:",
         "",
         f"**Questions {TUNED_ON + 1}-{n_wiki} ({half['n']['held_out']}, not tuned on):**",
         "",

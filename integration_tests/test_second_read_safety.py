@@ -38,14 +38,14 @@ def embed():
 
 # -- Haystack ----------------------------------------------------------------------------------
 
-def _haystack_store(embed, users=("A", "B"), cls=None):
+def _haystack_store(embed, users=("A", "B"), cls=None, title_key="title"):
     pytest.importorskip("haystack", reason='needs pip install -e ".[haystack]"')
     from haystack import Document
     from haystack.document_stores.in_memory import InMemoryDocumentStore
 
     store = (cls or InMemoryDocumentStore)(embedding_similarity_function="cosine")
     store.write_documents([Document(id=i, content=_text(t, x), embedding=embed(_text(t, x)),
-                                    meta={"title": t, "user": u})
+                                    meta={title_key: t, "user": u})
                            for u in users for i, t, x in ROWS[u]])
     return store
 
@@ -196,23 +196,18 @@ def test_haystack_a_composed_text_follows_a_decomposed_title(embed):
 
 
 def test_haystack_a_title_under_another_key_is_read_and_fetched_by_that_key(embed):
-    from haystack import Document
     from haystack.document_stores.in_memory import InMemoryDocumentStore
 
     from mempursuit_core.adapter import DEFAULT_METADATA_KEYS
 
+    class Filtering(InMemoryDocumentStore):  # asked through its own filter, not by id
+        def filter_documents(self, filters=None):
+            return super().filter_documents(filters)
+
     keys = {**DEFAULT_METADATA_KEYS, "titles": "headline"}
-    for cls in (InMemoryDocumentStore, None):  # by id, and through a filter of its own
-        if cls is None:
-            class Filtering(InMemoryDocumentStore):
-                def filter_documents(self, filters=None):
-                    return super().filter_documents(filters)
-            cls = Filtering
-        store = cls(embedding_similarity_function="cosine")
-        store.write_documents([Document(id=i, content=_text(t, x), embedding=embed(_text(t, x)),
-                                        meta={"headline": t, "user": u})
-                               for u in ("A", "B") for i, t, x in ROWS[u]])
-        scope = {"field": "meta.user", "operator": "==", "value": "A"}
+    scope = {"field": "meta.user", "operator": "==", "value": "A"}
+    for cls in (InMemoryDocumentStore, Filtering):
+        store = _haystack_store(embed, cls=cls, title_key="headline")
         got, _ = _haystack_read(store, embed, filters=scope, strict=True, metadata_keys=keys)
         assert [d.id for d in got] == ["A-song", "A-performer"], cls.__name__
         got, _ = _haystack_read(store, embed, filters=scope, strict=True)  # meta.title: none

@@ -41,7 +41,6 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .lexical import _term_counts
 from .links import TitleLinks, _occurs, _phrase, nfc
 from .signals import PoolSignals
 from .validation import checked_row_norms
@@ -465,24 +464,24 @@ class _Lazy:
 
 def _not_a_hub(texts: Sequence[Any], most: int) -> Callable[[str], bool]:
     """``keep(title)``: whether fewer than ``most`` of ``texts`` name ``title`` (in any case).
-    Only the texts that hold the title's rarest word (their term counts, cached as the pool's
-    BM25 keeps them) are searched for its phrase, and none when fewer than ``most`` hold it."""
-    state: dict[str, Any] = {}
+    Only the texts that hold the title's rarest word (:class:`TitleLinks`' term counts, cached
+    as the pool's BM25 keeps them) are searched for its phrase, and none when fewer than
+    ``most`` hold it."""
+    state: dict[str, TitleLinks] = {}
 
     def keep(title: str) -> bool:
         phrase, rare = _phrase(title)
         if not phrase:
             return True
-        if "counts" not in state:  # the texts' stemmed words, at the first title judged
-            state["texts"] = [nfc(str(t)) for t in texts]
-            state["counts"] = [_term_counts(t, True)[0] for t in state["texts"]]
-        holding = ([j for j, c in enumerate(state["counts"]) if rare in c] if rare
-                   else range(len(state["texts"])))
+        if "texts" not in state:  # at the first title judged
+            state["texts"] = TitleLinks([None] * len(texts), texts)
+        pool = state["texts"]
+        holding = pool._holding(rare) if rare else range(len(texts))
         if len(holding) < most:
             return True
         seen = 0
         for j in holding:
-            if _occurs(phrase, state["texts"][j].lower()):
+            if _occurs(phrase, pool._text(j)):
                 seen += 1
                 if seen >= most:
                     return False

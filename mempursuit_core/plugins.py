@@ -190,7 +190,7 @@ class AdapterSpec:
         """
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-        names = [f.name for f in fields(cls)]
+        names = [spec_field.name for spec_field in fields(cls)]
         if not isinstance(data, dict):
             raise ValueError(f"{path}: an adapter spec is a JSON object, got {type(data).__name__}")
         unknown = [key for key in data if key not in names]

@@ -42,8 +42,8 @@ that key too).
 
 The second read (the default policy's ``follow``): with ``document_store=``, the titles the
 first picks and the question name that no retrieved document carries are fetched with one
-``filter_documents`` call on ``meta.title`` (or the ``titles`` key, ``"in"``), ANDed with ``filters=`` (the
-retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused
+``filter_documents`` call on ``meta.title`` (or the ``titles`` key of ``metadata_keys``;
+``"in"``), ANDed with ``filters=`` (the retriever's own scope, e.g. one user's ``meta.session_id``), their stored embeddings reused
 (from an ``InMemoryDocumentStore``, whose filter scans every document, by id: the ids of each
 title are read with the titles). A ranker cannot see the retriever's filters, so it reads the store a second time only inside
 ``filters=``, or everywhere when told the store holds one scope (``whole_store=True``);
