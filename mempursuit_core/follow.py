@@ -37,7 +37,7 @@ import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -151,11 +151,19 @@ class Fetched:
         """The candidates at positions ``keep``, in that order (per-candidate signals too)."""
         n, keep = len(self.items), list(keep)
         signals = {key: (_take(value, keep) if _per_candidate(value, n) else value)
-                   for key, value in self.signals.items()}
+                   for key, value in _used(self.signals)}
         return Fetched([self.items[i] for i in keep], np.asarray(self.vectors)[keep]
                        if keep else np.asarray(self.vectors)[:0], signals,
                        None if self.native_scores is None
                        else np.asarray(self.native_scores, dtype=np.float64)[keep])
+
+
+def _used(signals: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The fetched signals a widened pool reads: the per-pool ones (the pool keeps its own)
+    and the dropped ones are left unread, so a lazy mapping never computes them."""
+    for key in signals:
+        if key not in PER_POOL_SIGNALS and key not in _DROPPED:
+            yield key, signals[key]
 
 
 def _per_candidate(value: Any, n: int) -> bool:
@@ -597,8 +605,8 @@ class TitleLookup:
         if n and vectors.shape != (n, dim):
             raise ValueError(f"the fetched vectors have shape {vectors.shape} for {n} "
                              f"candidates of a pool of {dim}-d vectors")
-        for key, value in found.signals.items():
-            if key not in PER_POOL_SIGNALS and not _per_candidate(value, n):
+        for key, value in _used(found.signals):
+            if not _per_candidate(value, n):
                 raise ValueError(f"the fetched signal {key!r} has "
                                  f"{len(value) if hasattr(value, '__len__') else '?'} entries "
                                  f"for {n} candidates")
@@ -804,4 +812,5 @@ def extended_signals(signals: Mapping, P: int, fetched: Fetched) -> PoolSignals:
     for key in more:
         if key not in producers and key not in _DROPPED and key not in PER_POOL_SIGNALS:
             producers[key] = (lambda k: lambda: [None] * P + list(more[k]))(key)
-    return PoolSignals(producers)
+    return PoolSignals(producers, extends=(signals, P) if isinstance(signals, PoolSignals)
+                       else None)

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tokenize", "stem", "LexicalIndex", "STOP_WORDS", "pool_bm25", "pool_bm25_parts"]
+__all__ = ["tokenize", "stem", "LexicalIndex", "STOP_WORDS", "pool_bm25", "pool_bm25_parts",
+           "QueryTerms"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -105,7 +107,7 @@ def pool_bm25(texts: Sequence[str], query: str, *, k1: float = 1.2, b: float = 0
     -------
     ndarray of float64, shape (N,)
     """
-    return pool_bm25_parts(texts, query, [], k1=k1, b=b, stem=stem)[0]
+    return QueryTerms.of(texts, query, stem=stem).bm25(k1=k1, b=b)
 
 
 def pool_bm25_parts(texts: Sequence[str], query: str, parts: Sequence[Sequence[str]], *,
@@ -121,11 +123,11 @@ def pool_bm25_parts(texts: Sequence[str], query: str, parts: Sequence[Sequence[s
     parts : list of ndarray of float64, each shape (N,)
         BM25 of each part's terms that are also the query's (the others score nothing).
     """
-    N = len(texts)
-    terms = list(dict.fromkeys(tokenize(query, stem)))
+    counts = QueryTerms.of(texts, query, stem=stem)
+    N, terms = len(texts), counts.terms
     if not terms or N == 0:
         return np.zeros(N), [np.zeros(N) for _ in parts]
-    saturated, idf = _bm25_terms(texts, terms, k1, b, stem)
+    saturated, idf = counts.weights(k1, b)
     column = {t: j for j, t in enumerate(terms)}
     rows = []
     for words in parts:
@@ -135,23 +137,70 @@ def pool_bm25_parts(texts: Sequence[str], query: str, parts: Sequence[Sequence[s
     return saturated @ idf, rows
 
 
-def _bm25_terms(texts: Sequence[str], terms: list[str], k1: float, b: float, stem: bool
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Each text's saturated term frequencies, shape (N, T), and the terms' idf, shape (T,)."""
+@dataclass(frozen=True)
+class QueryTerms:
+    """How often each of a query's terms occurs in each text of a pool, and the texts' lengths:
+    what the pool's BM25 reads (:func:`pool_bm25`).
+
+    Attributes
+    ----------
+    terms : list of str, length T
+        The query's distinct tokens, in order.
+    tf : ndarray of float64, shape (N, T)
+    lengths : ndarray of float64, shape (N,)
+        Each text's token count.
+    stem : bool
+    """
+
+    terms: list[str]
+    tf: np.ndarray
+    lengths: np.ndarray
+    stem: bool
+
+    @classmethod
+    def of(cls, texts: Sequence[str], query: str, *, stem: bool = False) -> "QueryTerms":
+        terms = list(dict.fromkeys(tokenize(query, stem)))
+        return cls(terms, *_counted(texts, terms, stem), stem)
+
+    def extended(self, texts: Sequence[str]) -> "QueryTerms":
+        """These counts followed by those of ``texts`` (a pool followed by more candidates)."""
+        tf, lengths = _counted(texts, self.terms, self.stem)
+        return QueryTerms(self.terms, np.concatenate([self.tf, tf]),
+                          np.concatenate([self.lengths, lengths]), self.stem)
+
+    def weights(self, k1: float = 1.2, b: float = 0.75) -> tuple[np.ndarray, np.ndarray]:
+        """Each text's saturated term frequencies, shape (N, T), and the terms' idf over the
+        pool, shape (T,)."""
+        tf, lengths = self.tf, self.lengths
+        N = tf.shape[0]
+        df = (tf > 0).sum(axis=0)
+        idf = np.log1p((N - df + 0.5) / (df + 0.5))
+        avgdl = float(lengths.mean()) if lengths.mean() > 0 else 1.0
+        norm = k1 * (1.0 - b + b * lengths / avgdl)
+        return tf * (k1 + 1.0) / (tf + norm[:, None]), idf
+
+    def bm25(self, k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+        """BM25 of the query against the texts, the texts as the collection, shape (N,)."""
+        N = self.tf.shape[0]
+        if not self.terms or N == 0:
+            return np.zeros(N)
+        saturated, idf = self.weights(k1, b)
+        return saturated @ idf
+
+
+def _counted(texts: Sequence[str], terms: list[str], stem: bool
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The texts' counts of ``terms``, shape (N, T), and their lengths, shape (N,)."""
     N = len(texts)
     flat: list[int] = []
     sizes: list[int] = []
+    zeros = [0] * len(terms)
     for text in texts:
         counts, n = _term_counts(text, stem)
         sizes.append(n)
-        flat.extend([counts.get(t, 0) for t in terms])
-    tf = np.array(flat, dtype=np.float64).reshape(N, len(terms))
-    lengths = np.array(sizes, dtype=np.float64)
-    df = (tf > 0).sum(axis=0)
-    idf = np.log1p((N - df + 0.5) / (df + 0.5))
-    avgdl = float(lengths.mean()) if lengths.mean() > 0 else 1.0
-    norm = k1 * (1.0 - b + b * lengths / avgdl)
-    return tf * (k1 + 1.0) / (tf + norm[:, None]), idf
+        flat.extend(map(counts.get, terms, zeros))
+    return (np.array(flat, dtype=np.float64).reshape(N, len(terms)),
+            np.array(sizes, dtype=np.float64))
 
 
 class LexicalIndex:

@@ -37,9 +37,12 @@ _FILE = re.compile(r"\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
 def nfc(text: str) -> str:
     """``text`` in Unicode normal form C: titles and texts are compared in this one form, so
     a text naming "Café" (composed) names a title stored decomposed."""
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
-        return text
-    return unicodedata.normalize("NFC", text)
+    return text if text.isascii() else _nfc(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _nfc(text: str) -> str:  # memories recur across a store's reads: each is checked once
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -126,20 +129,49 @@ class TitleLinks:
 
     def __init__(self, titles: Sequence[object], texts: Sequence[object] | None = None, *,
                  cased: bool = False):
-        found = [_phrase(t) if isinstance(t, str) else ("", "") for t in titles]
-        self.phrases = [p for p, _ in found]
+        self.phrases: list[str] = []
+        self._caps: list[tuple[bool, ...]] = []
+        self._rare: list[str] = []
+        self._by_rare: dict[str, list[int]] = {}  # a title's rarest word -> the candidates
+        self._add(titles)
         self._titles = titles
         self._same: dict[str, list[int]] | None = None  # a title as written -> its candidates
         self.cased = cased
-        self._caps = [_cased(t) if isinstance(t, str) else () for t in titles]
-        self._rare = [w for _, w in found]
-        self._by_rare: dict[str, list[int]] = {}  # a title's rarest word -> the candidates
-        for j, (phrase, rare) in enumerate(found):
-            if phrase and rare:
-                self._by_rare.setdefault(rare, []).append(j)
         self._texts = texts
         self._lowered: dict[int, str] = {}
         self._counts: list | None = None  # the texts' stemmed term counts, for naming()
+
+    def _add(self, titles: Sequence[object]) -> None:
+        j = len(self.phrases)
+        for t in titles:
+            phrase, rare = _phrase(t) if isinstance(t, str) else ("", "")
+            self.phrases.append(phrase)
+            self._caps.append(_cased(t) if isinstance(t, str) else ())
+            self._rare.append(rare)
+            if phrase and rare:
+                self._by_rare.setdefault(rare, []).append(j)
+            j += 1
+
+    def extended(self, titles: Sequence[object], texts: Sequence[object] | None = None
+                 ) -> "TitleLinks":
+        """The links of a pool that is this one followed by more candidates: ``titles`` (and
+        ``texts``) the longer pool's, whose first ``P`` are this pool's. Equal to
+        ``TitleLinks(titles, texts, cased=self.cased)``; what this pool has read of its
+        titles and texts is not read again.
+        """
+        P = len(self.phrases)
+        if (texts is None) != (self._texts is None):
+            return TitleLinks(titles, texts, cased=self.cased)
+        out = TitleLinks((), texts, cased=self.cased)
+        out.phrases, out._caps, out._rare = list(self.phrases), list(self._caps), list(self._rare)
+        out._by_rare = {w: list(js) for w, js in self._by_rare.items()}
+        out._add(titles[P:])
+        out._titles = titles
+        out._lowered = dict(self._lowered)
+        if self._counts is not None:
+            out._counts = self._counts + [_term_counts(nfc(str(t)), True)[0]
+                                          for t in texts[P:]]
+        return out
 
     def __bool__(self) -> bool:
         return any(self.phrases)

@@ -26,11 +26,11 @@ from .aspects import (ASKER_ROLES, _aspects, about_asker, asks_for_several, aspe
                       named_speakers)
 from .dates import match_spans, query_dates
 from .follow import FollowRequest
-from .lexical import pool_bm25, pool_bm25_parts
+from .lexical import QueryTerms, pool_bm25_parts
 from .links import TitleLinks, _occurs
 from .pursuit import rank_prior, select
 from .selectors import PoolSelector, Selection
-from .signals import minmax, time_buckets, zscore  # noqa: F401 (time_buckets: re-exported)
+from .signals import derived, minmax, time_buckets, zscore  # noqa: F401 (time_buckets: re-exported)
 from .validation import check_pool, checked_row_norms, signal_values
 
 __all__ = ["CHANNELS", "CenteredFusion", "Centred", "PoolContext", "asker_channel",
@@ -153,8 +153,12 @@ class PoolContext:
         when no candidate has a usable one."""
         if self._links is False:
             titles = self.values("titles")
-            links = (TitleLinks(titles, self.values("texts"), cased=self.policy.cased)
-                     if titles is not None else None)
+            links = None
+            if titles is not None:
+                texts, cased = self.values("texts"), self.policy.cased
+                links = derived(self.signals, ("title links", cased),
+                                lambda: TitleLinks(titles, texts, cased=cased),
+                                lambda shorter, P: shorter.extended(titles, texts))
             self._links = links if links else None
         return self._links
 
@@ -180,7 +184,10 @@ def lexical_channel(ctx: PoolContext) -> np.ndarray | None:
     if mode in ("auto", "pool") or (mode == "prefer-signal" and not sources):
         texts = ctx.values("texts") if ctx.text is not None else None
         if texts is not None:
-            bm25 = pool_bm25([str(t) for t in texts], ctx.text, stem=policy.stem)
+            texts = [str(t) for t in texts]
+            bm25 = derived(ctx.signals, ("query terms", ctx.text, policy.stem),
+                           lambda: QueryTerms.of(texts, ctx.text, stem=policy.stem),
+                           lambda shorter, P: shorter.extended(texts[P:])).bm25()
             if np.ptp(bm25) > 0 or mode == "pool":  # no query word in the pool: no order
                 sources.append(bm25)
                 names.append("pool")

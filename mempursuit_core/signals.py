@@ -14,14 +14,14 @@ document's title or source name (``mempursuit_core.metadata.metadata_signals``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterator, Sequence
 
 import numpy as np
 
 from .dates import epoch_utc
 from .validation import signal_values
 
-__all__ = ["PoolSignals", "pool_signals", "minmax", "time_buckets", "zscore"]
+__all__ = ["PoolSignals", "derived", "pool_signals", "minmax", "time_buckets", "zscore"]
 
 
 class PoolSignals(Mapping):
@@ -33,7 +33,8 @@ class PoolSignals(Mapping):
 
     def __init__(self, producers: dict[str, Callable[[], Any]] | None = None, *,
                  values: dict[str, Any] | None = None,
-                 optional: dict[str, Callable[[], Any]] | None = None):
+                 optional: dict[str, Callable[[], Any]] | None = None,
+                 extends: tuple["PoolSignals", int] | None = None):
         self._producers = dict(producers or {})
         self._ready = dict(values or {})
         # producers that may have nothing to give: a None result leaves the key absent, so
@@ -44,6 +45,8 @@ class PoolSignals(Mapping):
         if both:
             raise ValueError(f"signals given more than once: {sorted(both)}")
         self._values: dict[str, Any] = {}
+        self._derived: dict[Hashable, Any] = {}
+        self._extends = extends  # (signals, P): these are that pool's, followed by more
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._values:
@@ -97,12 +100,37 @@ class PoolSignals(Mapping):
         out._values = keep(self._values)
         return out
 
+    def derived(self, key: Hashable, make: Callable[[], Any],
+                extend: Callable[[Any, int], Any] | None = None) -> Any:
+        """A value a policy derives from these signals (an index over the pool's texts, the
+        query's term counts), made once by ``make()`` and kept with them; ``key`` names it
+        with every option it depends on.
+
+        For the signals of a pool followed by more candidates (``extends=(signals, P)``: the
+        second read's), ``extend(value, P)`` makes it from the shorter pool's value where that
+        one was made, so a policy reading both pools reads each first ``P`` candidates once.
+        """
+        if key not in self._derived:
+            prior = (self._extends[0]._derived.get(key) if self._extends is not None
+                     and extend is not None else None)
+            self._derived[key] = make() if prior is None else extend(prior, self._extends[1])
+        return self._derived[key]
+
     def computed(self) -> list[str]:
         """Keys read so far (what policies actually read)."""
         return list(self._values)
 
     def __repr__(self) -> str:
         return f"<PoolSignals {sorted(self)} computed={sorted(self._values)}>"
+
+
+def derived(signals: Mapping | None, key: Hashable, make: Callable[[], Any],
+            extend: Callable[[Any, int], Any] | None = None) -> Any:
+    """:meth:`PoolSignals.derived` where ``signals`` keeps derived values; ``make()`` for any
+    other mapping (a plain dict is read again each time)."""
+    if isinstance(signals, PoolSignals):
+        return signals.derived(key, make, extend)
+    return make()
 
 
 def pool_signals(texts: Sequence[str], query: str, *, timestamps: Sequence[Any] | None = None,

@@ -141,3 +141,39 @@ def test_a_composed_text_names_a_decomposed_title_and_the_other_way_round():
         links = TitleLinks([title, "Other"], [f"We met at the {text}.", f"{text} closed."])
         assert links.named(f"Dinner at {text} tonight").tolist() == [0]
         assert links.naming(0).tolist() == [1]
+
+
+def _titled_pool(rng, n, names):
+    """``n`` passages titled from ``names`` (some repeated, some None), each naming a few."""
+    titles = [names[i] if rng.random() > 0.1 else None
+              for i in rng.integers(0, len(names), n)]
+    texts = [f"{t or 'It'} is known for " + ", ".join(
+             names[j] if rng.random() > 0.2 else names[j].lower()
+             for j in rng.integers(0, len(names), rng.integers(0, 4))) + "."
+             for t in titles]
+    return titles, texts
+
+
+_NAMES = ["Aretha Franklin", "Detroit", "Café Noir", "Leaving You (song)", "The Who",
+          "Kiss and Tell (1945 film)", "Kiss and Tell", "Father", "travel_policy.md",
+          "Zoë Saldaña", "New York City", "York", "Rank Organisation"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("cased", [True, False])
+def test_extended_links_equal_the_links_of_the_longer_pool(seed, cased):
+    rng = np.random.default_rng(seed)
+    titles, texts = _titled_pool(rng, 30, _NAMES)
+    P = int(rng.integers(0, 30))
+    shorter = TitleLinks(titles[:P], texts[:P], cased=cased)
+    for i in range(0, P, 3):  # what the shorter pool has read already is carried over
+        shorter.naming(i), shorter.links(i)
+    longer, whole = shorter.extended(titles, texts), TitleLinks(titles, texts, cased=cased)
+    assert longer.phrases == whole.phrases and bool(longer) == bool(whole)
+    for i in range(30):
+        assert longer.links(i).tolist() == whole.links(i).tolist()
+        assert longer.naming(i).tolist() == whole.naming(i).tolist()
+        assert longer.same_title(i).tolist() == whole.same_title(i).tolist()
+    for text in texts[:5] + ["Where did Aretha Franklin die?"]:
+        assert longer.named(text).tolist() == whole.named(text).tolist()
+    assert len(shorter.phrases) == P  # the shorter pool's links are left as they were

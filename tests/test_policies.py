@@ -478,3 +478,64 @@ def test_the_default_policys_options_are_declared_once_each_place():
     built = CenteredFusion()
     assert all(getattr(built, name) == inspect.signature(CenteredFusion).parameters[name].default
                for name in signature)
+
+
+def test_query_terms_of_a_longer_pool_extend_the_shorter_ones():
+    from mempursuit_core.lexical import QueryTerms, pool_bm25
+
+    q, M, texts, query = _pool_with_texts()
+    shorter = QueryTerms.of(texts[:2], query, stem=True)
+    longer = shorter.extended(texts[2:])
+    whole = QueryTerms.of(texts, query, stem=True)
+    np.testing.assert_array_equal(longer.tf, whole.tf)
+    np.testing.assert_array_equal(longer.lengths, whole.lengths)
+    np.testing.assert_array_equal(longer.bm25(), pool_bm25(texts, query, stem=True))
+    assert shorter.tf.shape[0] == 2 and not np.array_equal(shorter.bm25(), longer.bm25()[:2])
+
+
+def test_derived_values_are_made_once_and_a_longer_pool_extends_the_shorter_ones():
+    from mempursuit_core.follow import Fetched, extended_signals
+    from mempursuit_core.signals import PoolSignals, derived
+
+    made, extended = [], []
+    make = lambda: made.append(1) or ["a", "b"]  # noqa: E731
+    grow = lambda value, P: extended.append(P) or value + ["c"]  # noqa: E731
+    signals = PoolSignals(values={"texts": ["a", "b"]})
+    wider = extended_signals(signals, 2, Fetched(["c"], np.ones((1, 2)), {"texts": ["c"]}))
+    assert derived(wider, "x", make, grow) == ["a", "b"] and made == [1]  # the shorter had none
+    assert derived(signals, "y", make, grow) == ["a", "b"]
+    assert derived(signals, "y", make, grow) == ["a", "b"] and made == [1, 1]  # kept
+    wider = extended_signals(signals, 2, Fetched(["c"], np.ones((1, 2)), {"texts": ["c"]}))
+    assert derived(wider, "y", make, grow) == ["a", "b", "c"] and extended == [2]
+    assert derived({"texts": ["a"]}, "y", make) == ["a", "b"] and made == [1, 1, 1]  # a dict
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_second_choice_over_derived_values_is_the_choice_over_fresh_signals(seed):
+    """The policy over the second read's pool reads the first pool's term counts and title
+    links and extends them: its order is the order over the same values read afresh."""
+    from mempursuit_core.follow import Fetched, extended_signals
+    from mempursuit_core.signals import PoolSignals
+
+    rng = np.random.default_rng(seed)
+    names = ["Aretha Franklin", "Detroit", "Café Noir", "Leaving You (song)", "Memphis",
+             "Kiss and Tell (1945 film)", "Father", "New York City", "Columbia Records"]
+    P, m, d = 24, 6, 16
+    titles = [names[i] for i in rng.integers(0, len(names), P + m)]
+    texts = [f"{t} was recorded with " + " and ".join(
+             names[j] for j in rng.integers(0, len(names), rng.integers(1, 3))) + " songs."
+             for t in titles]
+    V = rng.normal(size=(P + m, d))
+    q = V[0] + 0.3 * rng.normal(size=d)
+    query = "Where did the performer of Leaving You die, in Memphis or Detroit?"
+    first = PoolSignals(values={"texts": texts[:P], "titles": titles[:P], "query_text": query})
+    sel = get_selector("centered-fusion", follow=0)
+    sel.select(q, V[:P], 5, signals=first)  # the first choice derives its values
+    assert {key[0] for key in first._derived} == {"title links", "query terms"}
+    wider = extended_signals(first, P, Fetched(list(range(m)), V[P:],
+                                               {"texts": texts[P:], "titles": titles[P:]}))
+    fresh = {"texts": texts, "titles": titles, "query_text": query}
+    for k in (3, 8):
+        got = sel.select(q, V, k, signals=wider)
+        want = sel.select(q, V, k, signals=fresh)
+        assert got.order.tolist() == want.order.tolist() and got.info == want.info
