@@ -58,6 +58,8 @@ DEFAULT_FOLLOW_TIMEOUT = 0.5
 #: Signals that describe the pool as a whole (not one value per candidate): kept as they are
 #: when fetched candidates are added. ``"sparse"`` (a matrix over the pool's own vocabulary)
 #: cannot be extended and is left out of the larger pool.
+_SAID = 1 << 14  # texts whose named titles a title index keeps
+
 PER_POOL_SIGNALS = frozenset({"query_text", "query_sparse", "sparse_terms"})
 _DROPPED = frozenset({"sparse", "title_lookup"})
 
@@ -241,6 +243,20 @@ class _Built:
     seen: Any
     at: float
     forms: dict[str, list[str]]  # NFC title -> the forms the store holds it in
+    said: dict = field(default_factory=dict)  # (text, cased) -> what it names, longest first
+
+    def named(self, text: str, cased: bool) -> list[int]:
+        """The titles ``text`` (NFC) names, longer phrases first; kept per text, as a store's
+        passages are followed again and again while its titles stay the same."""
+        key = (text, cased)
+        found = self.said.get(key)
+        if found is None:
+            phrases = self.links.phrases
+            found = sorted(self.links.named(text, cased), key=lambda j: (-len(phrases[j]), j))
+            if len(self.said) >= _SAID:
+                self.said.clear()
+            self.said[key] = found
+        return found
 
 
 class TitleIndex:
@@ -345,13 +361,12 @@ class TitleIndex:
         list of str, at most ``limit``, in NFC
         """
         built = self.current(timeout)
-        index, raw = built.links, built.raw
+        raw = built.raw
         skip = {nfc(t) for t in exclude if isinstance(t, str)}
         queues = []
         for text in texts:
-            found = sorted(index.named(nfc(str(text)), cased),
-                           key=lambda j: (-len(index.phrases[j]), j))
-            queues.append([raw[j] for j in found if raw[j] not in skip])
+            queues.append([raw[j] for j in built.named(nfc(str(text)), cased)
+                           if raw[j] not in skip])
         if keep is not None:  # each queue without the titles ``keep`` refuses, judged lazily
             judged: dict[str, bool] = {}
 

@@ -88,6 +88,17 @@ def _phrase(title: str) -> tuple[str, str]:
     return phrase, rare[0] if rare else ""
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _title(title: str) -> tuple[str, str, tuple[bool, ...]]:
+    """A title's phrase, its rarest word and its capitals (:func:`_phrase`, :func:`_cased`)."""
+    return (*_phrase(title), _cased(title))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _lowered(text: str) -> str:
+    return text.lower()
+
+
 def title_phrase(title: object) -> str:
     """What a text must contain to name ``title``: the title lower-cased, without a trailing
     parenthesised qualifier or a file suffix (a file name's ``_`` and ``-`` read as spaces),
@@ -140,13 +151,15 @@ class TitleLinks:
         self._texts = texts
         self._lowered: dict[int, str] = {}
         self._counts: list | None = None  # the texts' stemmed term counts, for naming()
+        self._found: dict[tuple[str, int], np.ndarray] = {}  # links() and naming() so far
+        self._shorter: tuple[TitleLinks, int] | None = None  # (links, P) this one extends
 
     def _add(self, titles: Sequence[object]) -> None:
         j = len(self.phrases)
         for t in titles:
-            phrase, rare = _phrase(t) if isinstance(t, str) else ("", "")
+            phrase, rare, caps = _title(t) if isinstance(t, str) else ("", "", ())
             self.phrases.append(phrase)
-            self._caps.append(_cased(t) if isinstance(t, str) else ())
+            self._caps.append(caps)
             self._rare.append(rare)
             if phrase and rare:
                 self._by_rare.setdefault(rare, []).append(j)
@@ -160,17 +173,23 @@ class TitleLinks:
         titles and texts is not read again.
         """
         P = len(self.phrases)
-        if (texts is None) != (self._texts is None):
+        if P == 0 or (texts is None) != (self._texts is None):
             return TitleLinks(titles, texts, cased=self.cased)
+        # the first P candidates are asked of this pool's links, the others searched one by one
         out = TitleLinks((), texts, cased=self.cased)
         out.phrases, out._caps, out._rare = list(self.phrases), list(self._caps), list(self._rare)
-        out._by_rare = {w: list(js) for w, js in self._by_rare.items()}
-        out._add(titles[P:])
+        out._by_rare = {}
+        for j, (phrase, rare, caps) in enumerate((_title(t) if isinstance(t, str) else
+                                                  ("", "", ()) for t in titles[P:]), P):
+            out.phrases.append(phrase)
+            out._caps.append(caps)
+            out._rare.append(rare)
         out._titles = titles
-        out._lowered = dict(self._lowered)
+        out._lowered = self._lowered  # the same texts at the same places: shared
         if self._counts is not None:
             out._counts = self._counts + [_term_counts(nfc(str(t)), True)[0]
                                           for t in texts[P:]]
+        out._shorter = (self, P)
         return out
 
     def __bool__(self) -> bool:
@@ -178,7 +197,7 @@ class TitleLinks:
 
     def _text(self, j: int) -> str:
         if j not in self._lowered:
-            self._lowered[j] = nfc(str(self._texts[j])).lower()
+            self._lowered[j] = _lowered(nfc(str(self._texts[j])))
         return self._lowered[j]
 
     def _names(self, j: int, lowered: str, text: str, cased: bool | None = None) -> bool:
@@ -202,12 +221,24 @@ class TitleLinks:
         ndarray of intp, shape (m,)
             Sorted candidate indices.
         """
+        return self._named(text, 0, cased)
+
+    def _named(self, text: str, start: int, cased: bool | None = None) -> np.ndarray:
+        """:meth:`named` among the candidates ``start`` onwards."""
+        if not start and self._shorter is not None:
+            shorter, start = self._shorter
+            head = shorter._named(text, 0, cased if cased is not None else self.cased)
+            return np.concatenate([head, self._named(text, start, cased)])
         text = nfc(str(text))
         words = _term_counts(text, True)[0]  # the text's stemmed words (cached, as for BM25)
-        lowered = text.lower()
-        found = [j for w in self._by_rare.keys() & words.keys()
-                 for j in self._by_rare[w] if self._names(j, lowered, text, cased)]
-        return np.asarray(sorted(found), dtype=np.intp)
+        lowered = _lowered(text)
+        if start:  # the few candidates a longer pool adds
+            found = [j for j in range(start, len(self.phrases))
+                     if self._rare[j] in words and self._names(j, lowered, text, cased)]
+        else:
+            found = sorted(j for w in self._by_rare.keys() & words.keys()
+                           for j in self._by_rare[w] if self._names(j, lowered, text, cased))
+        return np.asarray(found, dtype=np.intp)
 
     def links(self, i: int) -> np.ndarray:
         """The candidates that the text of candidate ``i`` names, other than those titled as
@@ -217,8 +248,11 @@ class TitleLinks:
         -------
         ndarray of intp, shape (m,)
         """
+        return self._kept("links", i, self._links)
+
+    def _links(self, i: int, start: int) -> np.ndarray:
         own = self.phrases[i]
-        found = self.named(self._texts[i] if self.cased else self._text(i))
+        found = self._named(self._texts[i] if self.cased else self._text(i), start)
         if own:
             found = found[[not _occurs(self.phrases[j], own) for j in found]]
         return found
@@ -231,13 +265,29 @@ class TitleLinks:
         -------
         ndarray of intp, shape (m,)
         """
+        return self._kept("naming", i, self._naming)
+
+    def _naming(self, i: int, start: int) -> np.ndarray:
         phrase = self.phrases[i]
         if not phrase or not self._rare[i]:
             return np.empty(0, np.intp)
         return np.asarray([j for j in self._holding(self._rare[i])
-                           if self.phrases[j] != phrase
+                           if j >= start and self.phrases[j] != phrase
                            and self._names(i, self._text(j), nfc(str(self._texts[j])))],
                           dtype=np.intp)
+
+    def _kept(self, kind: str, i: int, find) -> np.ndarray:
+        """``find(i, 0)``, kept; for a pool that extends a shorter one, the shorter pool's
+        answer (where it gave one) followed by ``find(i, P)`` over the candidates it adds."""
+        key = (kind, i)
+        found = self._found.get(key)
+        if found is None:
+            shorter, P = self._shorter or (None, 0)
+            before = shorter._found.get(key) if shorter is not None and i < P else None
+            found = find(i, 0) if before is None else np.concatenate([before, find(i, P)])
+            found.flags.writeable = False
+            self._found[key] = found
+        return found
 
     def same_title(self, i: int) -> np.ndarray:
         """The candidates titled exactly as candidate ``i``, the same string (``i`` among
@@ -247,13 +297,21 @@ class TitleLinks:
         -------
         ndarray of intp, shape (m,)
         """
+        return np.asarray(self._titled(self._titles[i]) if self.phrases[i] else [],
+                          dtype=np.intp)
+
+    def _titled(self, title: object) -> list[int]:
+        """The candidates titled ``title`` (whose title names something)."""
+        if self._shorter is not None:
+            shorter, P = self._shorter
+            return shorter._titled(title) + [j for j in range(P, len(self.phrases))
+                                             if self.phrases[j] and self._titles[j] == title]
         if self._same is None:
             self._same = {}
             for j, t in enumerate(self._titles):
                 if self.phrases[j]:
                     self._same.setdefault(t, []).append(j)
-        title = self._titles[i]
-        return np.asarray(self._same[title] if self.phrases[i] else [], dtype=np.intp)
+        return self._same.get(title, [])
 
     def distinct(self, candidates: np.ndarray) -> int:
         """How many distinct titles ``candidates`` have."""
