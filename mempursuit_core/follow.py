@@ -41,7 +41,7 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .links import TitleLinks, _occurs, _phrase, nfc
+from .links import PoolTexts, TitleLinks, _occurs, _phrase, nfc, pool_texts
 from .signals import PoolSignals
 from .validation import checked_row_norms
 
@@ -485,26 +485,20 @@ class _Lazy:
         return len(self._seen)
 
 
-def _not_a_hub(texts: Sequence[Any], most: int) -> Callable[[str], bool]:
+def _not_a_hub(texts: PoolTexts, most: int) -> Callable[[str], bool]:
     """``keep(title)``: whether fewer than ``most`` of ``texts`` name ``title`` (in any case).
-    Only the texts that hold the title's rarest word (:class:`TitleLinks`' term counts, cached
-    as the pool's BM25 keeps them) are searched for its phrase, and none when fewer than
-    ``most`` hold it."""
-    state: dict[str, TitleLinks] = {}
-
+    Only the texts that hold the title's rarest word (:meth:`PoolTexts.holding`) are searched
+    for its phrase, and none when fewer than ``most`` hold it."""
     def keep(title: str) -> bool:
         phrase, rare = _phrase(title)
         if not phrase:
             return True
-        if "texts" not in state:  # at the first title judged
-            state["texts"] = TitleLinks([None] * len(texts), texts)
-        pool = state["texts"]
-        holding = pool._holding(rare) if rare else range(len(texts))
+        holding = texts.holding(rare) if rare else range(len(texts))
         if len(holding) < most:
             return True
         seen = 0
         for j in holding:
-            if _occurs(phrase, pool._text(j)):
+            if _occurs(phrase, texts.lowered(j)):
                 seen += 1
                 if seen >= most:
                     return False
@@ -572,6 +566,15 @@ class TitleLookup:
         return TitleLookup(self.index, fetch, index_scoped=self.index_scoped,
                            timeout=self.timeout if timeout == "same" else timeout)
 
+    def _ids(self, items: Sequence[Any]) -> set:
+        """``{_id(x) for x in items}``; hashable items without a key at once."""
+        if self.key is None:
+            try:
+                return set(items)
+            except TypeError:
+                pass
+        return {self._id(x) for x in items}
+
     def _id(self, item: Any) -> Hashable:
         key = self.key(item) if self.key is not None else item
         try:
@@ -581,7 +584,7 @@ class TitleLookup:
         return key
 
     def read(self, request: FollowRequest, pool_items: Sequence[Any] | None, dim: int,
-             pool_texts: Sequence[Any] | None = None) -> tuple[list[str], Fetched]:
+             texts: Sequence[Any] | PoolTexts | None = None) -> tuple[list[str], Fetched]:
         """The titles ``request`` names and their candidates, checked.
 
         Raises
@@ -594,8 +597,9 @@ class TitleLookup:
         left = (lambda: None) if self.timeout is None else (
             lambda: self.timeout - (time.monotonic() - start))
         keep = None
-        if request.max_named is not None and pool_texts is not None:
-            keep = _not_a_hub(pool_texts, request.max_named)
+        if request.max_named is not None and texts is not None:
+            keep = _not_a_hub(texts if isinstance(texts, PoolTexts) else PoolTexts(texts),
+                              request.max_named)
         names = self.index.named(request.said, exclude=request.exclude, limit=request.limit,
                                  timeout=left(), cased=request.cased, keep=keep)
         if not names:
@@ -629,7 +633,7 @@ class TitleLookup:
         if n and titles is None:
             raise ValueError("the fetched candidates carry no 'titles' signal")
         asked = set(names)
-        seen = {self._id(x) for x in pool_items} if pool_items is not None else set()
+        seen = self._ids(pool_items) if pool_items is not None else set()
         keep = []
         for i, item in enumerate(found.items):
             title = titles[i]
@@ -774,8 +778,8 @@ def _second_read(first: Any, pool: Any, k: int, known: Sequence[Any] | None
         return first, pool
     t0 = time.perf_counter()
     try:
-        texts = (signals["texts"] if request.max_named is not None and "texts" in signals
-                 else None)
+        texts = (pool_texts(signals, signals["texts"])  # the policy's, where it read them
+                 if request.max_named is not None and "texts" in signals else None)
         names, fetched = lookup.read(request, known, pool.vectors.shape[1], texts)
         if not len(fetched):
             return first, pool

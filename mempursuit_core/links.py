@@ -21,13 +21,14 @@ import operator
 import re
 import unicodedata
 from itertools import compress, repeat
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from .lexical import STOP_WORDS, _term_counts, tokenize
+from .signals import derived
 
-__all__ = ["TitleLinks", "nfc", "title_phrase"]
+__all__ = ["PoolTexts", "TitleLinks", "nfc", "pool_texts", "title_phrase"]
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$|\.(?:md|txt|rst|html?|pdf|docx?|json)$", re.I)
 _WORD = re.compile(r"[^\W_]+")
@@ -94,6 +95,9 @@ def _title(title: str) -> tuple[str, str, tuple[bool, ...]]:
     return (*_phrase(title), _cased(title))
 
 
+_NO_TITLE: tuple[str, str, tuple[bool, ...]] = ("", "", ())
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def _lowered(text: str) -> str:
     return text.lower()
@@ -124,6 +128,59 @@ def _occurs(phrase: str, text: str) -> bool:
     return False
 
 
+class PoolTexts:
+    """A pool's texts as title links read them: each in NFC, lower-cased and as its stemmed
+    words, each made once (:func:`pool_texts` keeps one per pool).
+
+    Parameters
+    ----------
+    texts : sequence of str, length P
+    """
+
+    def __init__(self, texts: Sequence[object]):
+        self._texts = texts
+        self._lowered: dict[int, str] = {}
+        self._counts: list | None = None  # the texts' stemmed term counts, as BM25 keeps them
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def text(self, j: int) -> str:
+        """Text ``j`` in NFC."""
+        return nfc(str(self._texts[j]))
+
+    def lowered(self, j: int) -> str:
+        """Text ``j`` in NFC, lower-cased."""
+        if j not in self._lowered:
+            self._lowered[j] = _lowered(self.text(j))
+        return self._lowered[j]
+
+    def holding(self, word: str) -> list[int]:
+        """The texts whose stemmed words include ``word``, in order."""
+        if self._counts is None:
+            self._counts = [_term_counts(nfc(str(t)), True)[0] for t in self._texts]
+        return list(compress(range(len(self._counts)),
+                             map(operator.contains, self._counts, repeat(word))))
+
+    def extended(self, texts: Sequence[object]) -> "PoolTexts":
+        """The texts of a pool that is this one followed by more: ``texts`` the longer pool's,
+        whose first ``P`` are these (what was read of them is kept)."""
+        P = len(self._texts)
+        out = PoolTexts(texts)
+        out._lowered = self._lowered  # the same texts at the same places: shared
+        if self._counts is not None:
+            out._counts = self._counts + [_term_counts(nfc(str(t)), True)[0]
+                                          for t in texts[P:]]
+        return out
+
+
+def pool_texts(signals: Any, texts: Sequence[object]) -> PoolTexts:
+    """The pool's :class:`PoolTexts`, made once per pool's signals (the second read's pool
+    extends the first's; :func:`~mempursuit_core.signals.derived`)."""
+    return derived(signals, "pool texts", lambda: PoolTexts(texts),
+                   lambda shorter, P: shorter.extended(texts))
+
+
 class TitleLinks:
     """The pool's titles and texts, indexed to find which memories name which.
 
@@ -131,7 +188,7 @@ class TitleLinks:
     ----------
     titles : sequence of str or None, length P
         Each candidate's title (None: the candidate has none, and nothing links to it).
-    texts : sequence of str, length P, optional
+    texts : sequence of str, length P, or PoolTexts, optional
         Each candidate's text (without them, only :meth:`named` works).
     cased : bool
         A text names a title only where it capitalises the words the title capitalises (a
@@ -148,69 +205,52 @@ class TitleLinks:
         self._titles = titles
         self._same: dict[str, list[int]] | None = None  # a title as written -> its candidates
         self.cased = cased
-        self._texts = texts
-        self._lowered: dict[int, str] = {}
-        self._counts: list | None = None  # the texts' stemmed term counts, for naming()
+        self.texts = (texts if texts is None or isinstance(texts, PoolTexts)
+                      else PoolTexts(texts))
         self._found: dict[tuple[str, int], np.ndarray] = {}  # links() and naming() so far
         self._shorter: tuple[TitleLinks, int] | None = None  # (links, P) this one extends
 
     def _add(self, titles: Sequence[object]) -> None:
-        j = len(self.phrases)
-        for t in titles:
-            phrase, rare, caps = _title(t) if isinstance(t, str) else ("", "", ())
-            self.phrases.append(phrase)
-            self._caps.append(caps)
-            self._rare.append(rare)
-            if phrase and rare:
+        start = len(self.phrases)
+        found = [_title(t) if isinstance(t, str) else _NO_TITLE for t in titles]
+        self.phrases += [f[0] for f in found]
+        self._rare += [f[1] for f in found]
+        self._caps += [f[2] for f in found]
+        for j, (phrase, rare, _) in enumerate(found, start):
+            if rare:  # a title with a rarest word has a phrase
                 self._by_rare.setdefault(rare, []).append(j)
-            j += 1
 
-    def extended(self, titles: Sequence[object], texts: Sequence[object] | None = None
-                 ) -> "TitleLinks":
+    def extended(self, titles: Sequence[object],
+                 texts: Sequence[object] | PoolTexts | None = None) -> "TitleLinks":
         """The links of a pool that is this one followed by more candidates: ``titles`` (and
         ``texts``) the longer pool's, whose first ``P`` are this pool's. Equal to
         ``TitleLinks(titles, texts, cased=self.cased)``; what this pool has read of its
         titles and texts is not read again.
         """
         P = len(self.phrases)
-        if P == 0 or (texts is None) != (self._texts is None):
+        if P == 0 or (texts is None) != (self.texts is None):
             return TitleLinks(titles, texts, cased=self.cased)
+        if texts is not None and not isinstance(texts, PoolTexts):
+            texts = self.texts.extended(texts)
         # the first P candidates are asked of this pool's links, the others searched one by one
         out = TitleLinks((), texts, cased=self.cased)
         out.phrases, out._caps, out._rare = list(self.phrases), list(self._caps), list(self._rare)
-        out._by_rare = {}
-        for j, (phrase, rare, caps) in enumerate((_title(t) if isinstance(t, str) else
-                                                  ("", "", ()) for t in titles[P:]), P):
-            out.phrases.append(phrase)
-            out._caps.append(caps)
-            out._rare.append(rare)
+        found = [_title(t) if isinstance(t, str) else _NO_TITLE for t in titles[P:]]
+        out.phrases += [f[0] for f in found]
+        out._rare += [f[1] for f in found]
+        out._caps += [f[2] for f in found]
         out._titles = titles
-        out._lowered = self._lowered  # the same texts at the same places: shared
-        if self._counts is not None:
-            out._counts = self._counts + [_term_counts(nfc(str(t)), True)[0]
-                                          for t in texts[P:]]
         out._shorter = (self, P)
         return out
 
     def __bool__(self) -> bool:
         return any(self.phrases)
 
-    def _text(self, j: int) -> str:
-        if j not in self._lowered:
-            self._lowered[j] = _lowered(nfc(str(self._texts[j])))
-        return self._lowered[j]
-
     def _names(self, j: int, lowered: str, text: str, cased: bool | None = None) -> bool:
         """Whether the text (``lowered``, and as written) names candidate ``j``'s title."""
         if not (self.cased if cased is None else cased):
             return _occurs(self.phrases[j], lowered)
         return _occurs_cased(self.phrases[j], self._caps[j], lowered, text)
-
-    def _holding(self, word: str) -> list[int]:
-        if self._counts is None:  # the texts' stemmed term counts, as the pool's BM25 keeps them
-            self._counts = [_term_counts(nfc(str(t)), True)[0] for t in self._texts]
-        return list(compress(range(len(self._counts)),
-                             map(operator.contains, self._counts, repeat(word))))
 
     def named(self, text: str, cased: bool | None = None) -> np.ndarray:
         """The candidates whose title ``text`` names (``cased``: as given at construction when
@@ -252,7 +292,8 @@ class TitleLinks:
 
     def _links(self, i: int, start: int) -> np.ndarray:
         own = self.phrases[i]
-        found = self._named(self._texts[i] if self.cased else self._text(i), start)
+        texts = self.texts
+        found = self._named(texts.text(i) if self.cased else texts.lowered(i), start)
         if own:
             found = found[[not _occurs(self.phrases[j], own) for j in found]]
         return found
@@ -271,9 +312,10 @@ class TitleLinks:
         phrase = self.phrases[i]
         if not phrase or not self._rare[i]:
             return np.empty(0, np.intp)
-        return np.asarray([j for j in self._holding(self._rare[i])
+        texts = self.texts
+        return np.asarray([j for j in texts.holding(self._rare[i])
                            if j >= start and self.phrases[j] != phrase
-                           and self._names(i, self._text(j), nfc(str(self._texts[j])))],
+                           and self._names(i, texts.lowered(j), texts.text(j))],
                           dtype=np.intp)
 
     def _kept(self, kind: str, i: int, find) -> np.ndarray:

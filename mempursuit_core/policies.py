@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from .aspects import (ASKER_ROLES, _aspects, about_asker, asks_for_several, aspe
 from .dates import match_spans, query_dates
 from .follow import FollowRequest
 from .lexical import QueryTerms, pool_bm25_parts
-from .links import TitleLinks, _occurs
+from .links import TitleLinks, _occurs, pool_texts
 from .pursuit import rank_prior, select
 from .selectors import PoolSelector, Selection
 from .signals import derived, minmax, time_buckets, zscore  # noqa: F401 (time_buckets: re-exported)
@@ -156,11 +157,20 @@ class PoolContext:
             links = None
             if titles is not None:
                 texts, cased = self.values("texts"), self.policy.cased
+                if texts is not None:
+                    texts = pool_texts(self.signals, texts)
                 links = derived(self.signals, ("title links", cased),
                                 lambda: TitleLinks(titles, texts, cased=cased),
                                 lambda shorter, P: shorter.extended(titles, texts))
             self._links = links if links else None
         return self._links
+
+    @functools.cached_property
+    def titles_named(self) -> np.ndarray:
+        """The candidates whose title the question names (:meth:`TitleLinks.named`), shape
+        (m,); empty without title links or a question."""
+        links = self.links if self.text is not None else None
+        return links.named(self.text) if links is not None else np.empty(0, np.intp)
 
 
 def lexical_channel(ctx: PoolContext) -> np.ndarray | None:
@@ -246,7 +256,7 @@ def titled_channel(ctx: PoolContext) -> np.ndarray | None:
     links = ctx.links if ctx.text is not None else None
     if links is None:
         return None
-    named = links.named(ctx.text)
+    named = ctx.titles_named
     if named.size == 0:
         return None
     values = np.zeros(ctx.P)
@@ -548,7 +558,7 @@ class CenteredFusion(PoolSelector):
             first: list[set] = []
             if self.defer:
                 groups: dict[str, set] = {}
-                for j in follow.named(text).tolist():
+                for j in ctx.titles_named.tolist():
                     groups.setdefault(follow.phrases[j], set()).add(j)
                 # a title named only inside a longer one the question names is no second thing
                 first = [g for p, g in groups.items()

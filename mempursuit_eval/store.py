@@ -183,9 +183,10 @@ class PlainStore:
             return state["tfidf"]
 
         units = self._units if units is None else units
+        rows = order.tolist()  # list indexing by Python ints: several times faster
         native_lexical = {"lexical": bm25} if self.native == "hybrid" else {}
         # documents only: a group without titles (dialogue) gets no key, as before titles existed
-        titled = ({"titles": lambda: [g.titles[i] for i in order]} if g.titles is not None
+        titled = ({"titles": lambda: [g.titles[i] for i in rows]} if g.titles is not None
                   else {})
         return PoolSignals({
             "dense": lambda: dense[order].astype(np.float64),
@@ -195,11 +196,11 @@ class PlainStore:
             "sparse": lambda: tfidf()[0],
             "query_sparse": lambda: tfidf()[1],
             "sparse_terms": lambda: tfidf()[2],
-            "timestamps": lambda: [units[g.rows[i]].timestamp for i in order],
-            "session_ids": lambda: [units[g.rows[i]].session_id for i in order],
-            "speakers": lambda: [units[g.rows[i]].speaker for i in order],
+            "timestamps": lambda: [units[r].timestamp for r in np.asarray(g.rows)[order].tolist()],
+            "session_ids": lambda: [units[r].session_id for r in np.asarray(g.rows)[order].tolist()],
+            "speakers": lambda: [units[r].speaker for r in np.asarray(g.rows)[order].tolist()],
             "positions": lambda: order.astype(np.int64),
-            "texts": lambda: [g.texts[i] for i in order],
+            "texts": lambda: [g.texts[i] for i in rows],
             **titled,
         })
 

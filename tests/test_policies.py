@@ -531,7 +531,8 @@ def test_the_second_choice_over_derived_values_is_the_choice_over_fresh_signals(
     first = PoolSignals(values={"texts": texts[:P], "titles": titles[:P], "query_text": query})
     sel = get_selector("centered-fusion", follow=0)
     sel.select(q, V[:P], 5, signals=first)  # the first choice derives its values
-    assert {key[0] for key in first._derived} == {"title links", "query terms"}
+    assert {key if isinstance(key, str) else key[0] for key in first._derived} == {
+        "title links", "query terms", "pool texts"}
     wider = extended_signals(first, P, Fetched(list(range(m)), V[P:],
                                                {"texts": texts[P:], "titles": titles[P:]}))
     fresh = {"texts": texts, "titles": titles, "query_text": query}
