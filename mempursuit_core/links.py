@@ -141,6 +141,8 @@ class PoolTexts:
         self._texts = texts
         self._lowered: dict[int, str] = {}
         self._counts: list | None = None  # the texts' stemmed term counts, as BM25 keeps them
+        self._holders: dict[str, tuple[int, ...]] = {}
+        self._shorter: tuple[PoolTexts, int] | None = None
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -155,12 +157,21 @@ class PoolTexts:
             self._lowered[j] = _lowered(self.text(j))
         return self._lowered[j]
 
-    def holding(self, word: str) -> list[int]:
-        """The texts whose stemmed words include ``word``, in order."""
-        if self._counts is None:
-            self._counts = [_term_counts(nfc(str(t)), True)[0] for t in self._texts]
-        return list(compress(range(len(self._counts)),
-                             map(operator.contains, self._counts, repeat(word))))
+    def holding(self, word: str) -> tuple[int, ...]:
+        """The texts whose stemmed words include ``word``, in order (kept per word)."""
+        found = self._holders.get(word)
+        if found is None:
+            if self._counts is None:
+                self._counts = [_term_counts(nfc(str(t)), True)[0] for t in self._texts]
+            shorter, P = self._shorter or (None, 0)
+            if shorter is not None and word in shorter._holders:  # only the texts added
+                found = shorter._holders[word] + tuple(j for j in range(P, len(self._counts))
+                                                       if word in self._counts[j])
+            else:
+                found = tuple(compress(range(len(self._counts)),
+                                       map(operator.contains, self._counts, repeat(word))))
+            self._holders[word] = found
+        return found
 
     def extended(self, texts: Sequence[object]) -> "PoolTexts":
         """The texts of a pool that is this one followed by more: ``texts`` the longer pool's,
@@ -171,6 +182,7 @@ class PoolTexts:
         if self._counts is not None:
             out._counts = self._counts + [_term_counts(nfc(str(t)), True)[0]
                                           for t in texts[P:]]
+        out._shorter = (self, P)
         return out
 
 
