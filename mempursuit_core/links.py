@@ -21,7 +21,7 @@ import operator
 import re
 import unicodedata
 from itertools import compress, repeat
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -207,8 +207,8 @@ class TitleLinks:
         title is a name: "Father" is not named by "his father"); False: in any case.
     """
 
-    def __init__(self, titles: Sequence[object], texts: Sequence[object] | None = None, *,
-                 cased: bool = False):
+    def __init__(self, titles: Sequence[object],
+                 texts: Sequence[object] | PoolTexts | None = None, *, cased: bool = False):
         self.phrases: list[str] = []
         self._caps: list[tuple[bool, ...]] = []
         self._rare: list[str] = []
@@ -279,7 +279,7 @@ class TitleLinks:
         """:meth:`named` among the candidates ``start`` onwards."""
         if not start and self._shorter is not None:
             shorter, start = self._shorter
-            head = shorter._named(text, 0, cased if cased is not None else self.cased)
+            head = shorter._named(text, 0, cased)
             return np.concatenate([head, self._named(text, start, cased)])
         text = nfc(str(text))
         words = _term_counts(text, True)[0]  # the text's stemmed words (cached, as for BM25)
@@ -330,7 +330,7 @@ class TitleLinks:
                            and self._names(i, texts.lowered(j), texts.text(j))],
                           dtype=np.intp)
 
-    def _kept(self, kind: str, i: int, find) -> np.ndarray:
+    def _kept(self, kind: str, i: int, find: Callable[[int, int], np.ndarray]) -> np.ndarray:
         """``find(i, 0)``, kept; for a pool that extends a shorter one, the shorter pool's
         answer (where it gave one) followed by ``find(i, P)`` over the candidates it adds."""
         key = (kind, i)
