@@ -105,3 +105,12 @@ def test_mem0_settings_and_reranker_config():
         assert str(excinfo.value).startswith(
             "unknown policy option 'brige' (did you mean 'bridge'?); valid: "), excinfo.value
         assert str(excinfo.value).endswith(POLICY)
+    # the title key (metadata_keys): a misspelt signal named with the one Mem0 reads
+    with pytest.raises(ValueError, match=r"metadata_keys: unknown signal\(s\) \['title'\] "
+                                         r"\(did you mean 'titles'\?\)"):
+        MemPursuitRerankerConfig(metadata_keys={"title": "name"})
+    with pytest.raises(TypeError, match=r"^metadata_keys\['titles'\] must be .* got 3$"):
+        MemPursuitRerankerConfig(metadata_keys={"titles": 3})
+    assert MemPursuitRerankerConfig(metadata_keys={"titles": "name"}).to_settings(
+        ).title_key == "name"
+    assert MemPursuitRerankerConfig().to_settings().title_key == "title"

