@@ -116,6 +116,66 @@ def test_langgraph_untitled_pools_are_read_as_before(embed, tmp_path):
     assert "title_lookup" not in pool.candidates.signals
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_langgraph_reads_and_follows_the_title_field_it_is_given(kind, embed, tmp_path):
+    """Titles under ``name``, two users in one namespace: with
+    ``signal_fields={"titles": ("name",)}`` the pool's titles are the names and the second read
+    lists and fetches by ``name`` inside the search's filter (sync and async); with the default
+    fields no value has a title, so the pool has none and nothing is fetched."""
+    import asyncio
+
+    from mempursuit_langgraph import MemPursuitStore
+
+    store = _langgraph_store(kind, embed, tmp_path)
+    for u in ("A", "B"):
+        for i, t, x in ROWS[u]:
+            store.put(("docs",), i, {"text": _text(t, x), "name": t, "user": u})
+    ns, mine = ("docs",), {"user": "A"}
+    plain = MemPursuitStore(store, pool=POOL, strict=True)
+    got = plain.search(ns, query=QUESTION, filter=mine, limit=K)
+    assert "A-performer" not in [i.key for i in got] and plain.last_trace.second_read is None
+    assert "titles" not in plain.pool(ns, QUESTION, filter=mine).candidates.signals
+    named = MemPursuitStore(store, pool=POOL, strict=True, signal_fields={"titles": ("name",)})
+    pool = named.pool(ns, QUESTION, filter=mine).candidates
+    assert pool.signals["titles"] == [i.value["name"] for i in pool.items]
+    got = named.search(ns, query=QUESTION, filter=mine, limit=K)
+    assert [i.key for i in got] == ["A-song", "A-performer"]
+    assert named.last_trace.second_read["fetched"] >= 1
+    # A's performer gone: B's (same name, same namespace) is never fetched for A
+    store.delete(ns, "A-performer")
+    for _ in range(2):
+        got = named.search(ns, query=QUESTION, filter=mine, limit=K)
+        assert len(got) == K and all(i.value["user"] == "A" for i in got), got
+        assert "B-performer" not in [i.key for i in got]
+    if kind == "memory":  # (SqliteStore has no async methods)
+        got = asyncio.run(named.asearch(ns, query=QUESTION, filter={"user": "B"}, limit=K))
+        assert [i.key for i in got] == ["B-song", "B-performer"]
+    got = named.search(ns, query=QUESTION, filter={"user": "B"}, limit=K)
+    assert [i.key for i in got] == ["B-song", "B-performer"]
+
+
+def test_langgraph_titles_from_a_paths_stem_are_not_fetched(embed, tmp_path, caplog):
+    """``signal_fields={"titles": ("file_path",)}``: the titles are the paths' stems, which an
+    ``eq`` filter on the path cannot match, so the second read is off with one INFO line."""
+    import logging
+
+    from mempursuit_langgraph import MemPursuitStore
+
+    store = _langgraph_store("memory", embed, tmp_path)
+    for i, t, x in ROWS["A"]:
+        store.put(("docs",), i, {"text": _text(t, x), "file_path": f"/wiki/{t}.md"})
+    wrapped = MemPursuitStore(store, pool=POOL, strict=True,
+                              signal_fields={"titles": ("file_path",)})
+    with caplog.at_level(logging.INFO, logger="mempursuit_langgraph"):
+        assert wrapped.pool(("docs",), QUESTION).candidates.signals["titles"][0] == SONG
+        got = wrapped.search(("docs",), query=QUESTION, limit=K)
+    assert "A-performer" not in [i.key for i in got]
+    assert [r.getMessage() for r in caplog.records if "second read" in r.getMessage()] == [
+        "mempursuit: MemPursuitStore's second read (the titles its picks name, fetched from the "
+        "store) is off: its titles are the stems of the 'file_path' field, which a filter "
+        "cannot match (signal_fields={'titles': (...)} naming a title field first turns it on)"]
+
+
 # -- AutoGen (Chroma) --------------------------------------------------------------------------
 
 def _autogen_memory(folder, **options):
