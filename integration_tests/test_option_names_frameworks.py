@@ -105,3 +105,36 @@ def test_mem0_settings_and_reranker_config():
         assert str(excinfo.value).startswith(
             "unknown policy option 'brige' (did you mean 'bridge'?); valid: "), excinfo.value
         assert str(excinfo.value).endswith(POLICY)
+    # the title key (metadata_keys): a misspelt signal named with the one Mem0 reads
+    with pytest.raises(ValueError, match=r"metadata_keys: unknown signal\(s\) \['title'\] "
+                                         r"\(did you mean 'titles'\?\)"):
+        MemPursuitRerankerConfig(metadata_keys={"title": "name"})
+    with pytest.raises(TypeError, match=r"^metadata_keys\['titles'\] must be .* got 3$"):
+        MemPursuitRerankerConfig(metadata_keys={"titles": 3})
+    assert MemPursuitRerankerConfig(metadata_keys={"titles": "name"}).to_settings(
+        ).title_key == "name"
+    assert MemPursuitRerankerConfig().to_settings().title_key == "title"
+
+
+def test_langgraph_signal_fields():
+    """A bad ``signal_fields`` (the title field among them) is one line naming the fix."""
+    _needs("langgraph")
+    from langgraph.store.memory import InMemoryStore
+
+    from mempursuit_langgraph import MemPursuitStore
+
+    store = InMemoryStore()
+    assert MemPursuitStore(store, signal_fields={"titles": "name"}).signal_fields["titles"] == (
+        "name",)
+    assert MemPursuitStore(store).signal_fields["titles"][0] == "title"
+    for bad, error, says in (
+            ({"title": ("name",)}, ValueError,
+             "signal_fields: unknown signal 'title' (did you mean 'titles'?); known: "),
+            ({"titles": ()}, ValueError, "signal_fields['titles'] must be a value field (a "
+                                         "non-empty str) or a sequence of them"),
+            ({"titles": ""}, ValueError, "got ''"),
+            ({"titles": 3}, TypeError, "first present wins (e.g. ('name',)); got 3"),
+            (["titles"], TypeError, "signal_fields takes {signal: field or fields}")):
+        with pytest.raises(error) as excinfo:
+            MemPursuitStore(store, signal_fields=bad)
+        assert "\n" not in str(excinfo.value) and says in str(excinfo.value), excinfo.value

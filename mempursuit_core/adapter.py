@@ -25,7 +25,8 @@ stored vectors              :class:`VectorResolver` (the item's own vector, else
                             :func:`vector_reader_for`, :func:`supported_stores`: one registry,
                             looked up by the store object's class and its bases
 signals                     :func:`pool_signals`, :class:`PoolSignals`; a document's title:
-                            :func:`document_title` (:data:`TITLE_KEYS`), the one derivation
+                            :func:`document_title` (:data:`TITLE_KEYS`; :data:`PATH_KEYS`
+                            give their file's stem), the one derivation
 the second read             :class:`TitleIndex` (a store's titles, indexed once per
                             version: :func:`write_version` counts writes through the store's
                             own methods), :class:`TitleLookup` (the ``"title_lookup"`` signal:
@@ -83,8 +84,8 @@ from .lexical import LexicalIndex
 from .options import DEFAULT_POOL, ReadOptions, blank_query
 from .plugins import (AdapterNotInstalledError, AdapterSpec, did_you_mean, get_adapter_spec,
                       get_selector, resolve_selector)
-from .metadata import (DEFAULT_METADATA_KEYS, TITLE_KEYS, document_source, document_title,
-                       metadata_signals, native_scores)
+from .metadata import (DEFAULT_METADATA_KEYS, PATH_KEYS, TITLE_KEYS, document_source,
+                       document_title, metadata_signals, native_scores)
 from .readpath import (CandidatePool, PoolSelection, Reranker, StoredPool, aread_or_native,
                        checked_order, read_or_native, stored_pool, warn_short_budget)
 from .selectors import NativeSelector, Selection, Selector
@@ -106,6 +107,7 @@ __all__ = [
     "Fetched",
     "LexicalIndex",
     "NativeSelector",
+    "PATH_KEYS",
     "PoolSelection",
     "PoolSignals",
     "ReadOptions",

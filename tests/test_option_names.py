@@ -75,3 +75,31 @@ def test_a_policy_subclass_takes_its_bases_options_and_a_catch_all_takes_any():
     assert signature_options(Anything) is None  # its **params are its own: nothing to check
     assert signature_options(PoolSelector) == ()
     assert selector_options("mmr") == ("lam",)
+
+
+def test_mem0_metadata_keys_is_checked_in_one_line():
+    """Mem0's title key (``metadata_keys={"titles": key}``, the document adapters' option): a
+    bad mapping fails when the settings are made, in one line naming the fix; the default is
+    ``title`` (no Mem0 import: the settings are Mem0-free)."""
+    from mempursuit_mem0.settings import MemPursuitSettings, title_key
+
+    assert MemPursuitSettings().title_key == "title"
+    assert MemPursuitSettings().metadata_keys == {"titles": "title"}
+    given = {"titles": "name"}
+    settings = MemPursuitSettings.from_mapping({"metadata_keys": given})
+    given["titles"] = "changed"  # the settings keep their own copy
+    assert settings.title_key == "name" and settings.with_k(3).title_key == "name"
+    assert title_key(None) == "title" and title_key({}) == "title"
+    for bad, error, says in (
+            ({"title": "name"}, ValueError,
+             "metadata_keys: unknown signal(s) ['title'] (did you mean 'titles'?); the Mem0 "
+             "adapter reads only ['titles'] from it"),
+            ({"speakers": "author"}, ValueError, "unknown signal(s) ['speakers']; "),
+            ({"titles": ""}, ValueError, "metadata_keys['titles'] must be the metadata key "
+                                         "that holds a memory's title (a non-empty str"),
+            ({"titles": 3}, TypeError, "(a non-empty str, e.g. {'titles': 'name'}), got 3"),
+            ("name", TypeError, "metadata_keys takes {signal: metadata key}, e.g. "
+                                "{'titles': 'name'}; got a str")):
+        with pytest.raises(error) as excinfo:
+            MemPursuitSettings(metadata_keys=bad)
+        assert says in _one_line(excinfo), excinfo.value

@@ -49,9 +49,10 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (BaseStore, GetOp, Op, PutOp, Result, SearchItem, SearchOp,
                                   get_text_at_path, tokenize_path)
 
-from mempursuit_core.adapter import (Fetched, ReadOptions, ReadTrace, ScopedTitleIndexes,
-                                     StoredPool, TITLE_KEYS, TitleLookup, TraceSlot,
-                                     aread_or_native, blank_query, document_title, note_write,
+from mempursuit_core.adapter import (PATH_KEYS, Fetched, ReadOptions, ReadTrace,
+                                     ScopedTitleIndexes, StoredPool, TITLE_KEYS, TitleLookup,
+                                     TraceSlot, aread_or_native, blank_query, did_you_mean,
+                                     document_title, note_write,
                                      plain_match, pool_signals, read_or_native, recording,
                                      stored_pool)
 
@@ -234,7 +235,10 @@ class MemPursuitStore(BaseStore):
         False: on any fault (no readable vectors, a policy error) log one warning and return the
         store's own result; True: raise.
     signal_fields : dict, optional
-        Overrides of :data:`SIGNAL_FIELDS` (e.g. ``{"speakers": ("author",)}``).
+        Overrides of :data:`SIGNAL_FIELDS`: per signal a value field or a sequence of them,
+        first present wins (e.g. ``{"speakers": ("author",)}``). The first of ``titles``
+        (``{"titles": ("name",)}``) is also the field the second read lists a scope's titles
+        from and fetches by.
 
     Notes
     -----
@@ -260,13 +264,7 @@ class MemPursuitStore(BaseStore):
                                          own=self.__init__, **extra)
         self.selector = self.options.selector()
         self._trace = TraceSlot()
-        fields = dict(SIGNAL_FIELDS)
-        for name, names in (signal_fields or {}).items():
-            if name not in SIGNAL_FIELDS:
-                raise ValueError(f"signal_fields: unknown signal {name!r}; known: "
-                                 f"{', '.join(SIGNAL_FIELDS)}")
-            fields[name] = (names,) if isinstance(names, str) else tuple(names)
-        self.signal_fields = fields
+        self.signal_fields = _signal_fields(signal_fields)
         self.supports_ttl = store.supports_ttl
         self.ttl_config = store.ttl_config
         self._warned: set[str] = set()
@@ -595,9 +593,10 @@ class MemPursuitStore(BaseStore):
     def _title_lookup(self, op: SearchOp, qvec: np.ndarray, aio: bool = False
                       ) -> TitleLookup | None:
         """The second read of a search, inside its scope: the namespace prefix and filter of
-        the search, plus ``{title: t}`` per title (one ``store.batch`` of searches without a
-        query: nothing is embedded), the stored vectors read back by key. None (said once)
-        where it cannot be kept or read."""
+        the search, plus ``{key: t}`` per title, ``key`` the first field of
+        ``signal_fields["titles"]`` (one ``store.batch`` of searches without a query: nothing
+        is embedded), the stored vectors read back by key. None (said once) where it cannot be
+        kept or read, or where that field is a path whose stem is the title."""
         from langgraph.store.base.batch import AsyncBatchedBaseStore
 
         store = self.store
@@ -609,6 +608,11 @@ class MemPursuitStore(BaseStore):
             return None
         if aio and isinstance(store, AsyncBatchedBaseStore):
             self._off(f"{type(store).__name__} is read on the event loop the search awaits on")
+            return None
+        if key in PATH_KEYS:
+            self._off(f"its titles are the stems of the {key!r} field, which a filter cannot "
+                      "match (signal_fields={'titles': (...)} naming a title field first turns "
+                      "it on)")
             return None
         scope = dict(op.filter or {})
         if key in scope:
@@ -696,6 +700,33 @@ class MemPursuitStore(BaseStore):
             if found is not None:
                 extra["title_lookup"] = found
         return pool_signals(self.texts(items), query, timestamps=stamps, **extra)
+
+
+def _signal_fields(given: Mapping[str, Any] | None) -> dict[str, tuple[str, ...]]:
+    """:data:`SIGNAL_FIELDS` with ``given``'s overrides, each a tuple of field names; a bad
+    override is one ``TypeError`` / ``ValueError`` line naming the fix."""
+    fields = dict(SIGNAL_FIELDS)
+    if given is None:
+        return fields
+    if not isinstance(given, Mapping):
+        raise TypeError("signal_fields takes {signal: field or fields}, e.g. "
+                        f"{{'titles': ('name',)}}; got a {type(given).__name__}")
+    for name, names in given.items():
+        if name not in SIGNAL_FIELDS:
+            raise ValueError(f"signal_fields: unknown signal {name!r}"
+                             f"{did_you_mean(str(name), SIGNAL_FIELDS)}; known: "
+                             f"{', '.join(SIGNAL_FIELDS)}")
+        try:
+            fields[name] = (names,) if isinstance(names, str) else tuple(names)
+            error = (TypeError if not all(isinstance(n, str) for n in fields[name])
+                     else None if fields[name] and all(n.strip() for n in fields[name])
+                     else ValueError)
+        except TypeError:
+            error = TypeError
+        if error is not None:
+            raise error(f"signal_fields[{name!r}] must be a value field (a non-empty str) or a "
+                        f"sequence of them, first present wins (e.g. ('name',)); got {names!r}")
+    return fields
 
 
 def _item_key(item: Any) -> str:

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 from mem0.configs.rerankers.base import BaseRerankerConfig
 from pydantic import ConfigDict, Field, model_validator
 
-from .settings import DEFAULT_POLICY, DEFAULT_POOL, MemPursuitSettings
+from .settings import DEFAULT_POLICY, DEFAULT_POOL, TITLE_KEY, MemPursuitSettings
 
 __all__ = ["MemPursuitRerankerConfig"]
 
@@ -18,7 +18,9 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     ``k`` (budget, default: the search's ``top_k``), ``pool`` (P, default 200), ``policy``
     (a selector name, default ``mempursuit_core.DEFAULT_POLICY``), ``policy_options`` (selector
     keyword options), ``strict`` (raise instead of falling back to Mem0's native result),
-    ``budget_tokens`` (a token budget beside ``k``: the longest prefix of the order that fits).
+    ``budget_tokens`` (a token budget beside ``k``: the longest prefix of the order that fits),
+    ``metadata_keys`` (``{"titles": key}``: the metadata key that holds a memory's title, for the
+    ``titles`` signal and the second read; default ``{"titles": "title"}``).
     ``top_k`` (Mem0's common reranker field) is accepted as an alias of ``k``. Unknown keys are
     an error, unlike Mem0's own reranker configs, so a typo cannot silently change the policy.
     """
@@ -31,6 +33,8 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     policy_options: Dict[str, Any] = Field(default_factory=dict, description="Selector options")
     strict: bool = Field(default=False, description="Raise instead of falling back to native")
     budget_tokens: Optional[int] = Field(default=None, description="Token budget beside k")
+    metadata_keys: Dict[str, Any] = Field(default_factory=lambda: {"titles": TITLE_KEY},
+                                          description="{'titles': the title's metadata key}")
 
     @model_validator(mode="before")
     @classmethod
@@ -54,6 +58,7 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
             policy_options=dict(self.policy_options),
             strict=self.strict,
             budget_tokens=self.budget_tokens,
+            metadata_keys=dict(self.metadata_keys),
         )
 
 

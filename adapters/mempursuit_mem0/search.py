@@ -42,7 +42,8 @@ from mempursuit_core.adapter import (CandidatePool, DEFAULT_FOLLOW_TIMEOUT, Fetc
                                      aread_or_native, plain_match, read_or_native)
 
 from .ann import full_pool  # ANN indexes: a full pool of P
-from .settings import MemPursuitSettings
+from .settings import TITLE_KEY, MemPursuitSettings
+from .settings import title_key as _title_key
 from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
 
 __all__ = [
@@ -356,7 +357,8 @@ class PursuitBinding:
                 "'search') was not called on the wrapped embedder)"
             )
         prepared = candidate_pool(memory, query, pool, cap.vector, trace=trace, scope=scope,
-                                  follow_timeout=self.settings.follow_timeout)
+                                  follow_timeout=self.settings.follow_timeout,
+                                  metadata_keys=self.settings.metadata_keys)
         if prepared is None:
             return []
         t0 = time.perf_counter()
@@ -403,9 +405,11 @@ class PreparedPool(CandidatePool):
         ``lexical`` (= ``bm25`` when Mem0's keyword channel ran), ``timestamps``
         (``created_at``), ``texts``, ``query_text``, ``speakers`` (the ``speaker`` metadata,
         else ``actor_id``, else ``role``), ``session_ids`` (``run_id``, else the
-        ``session_id`` metadata; absent when no memory of the pool has either), and lexical
-        features: ``sparse`` (P, m), ``query_sparse`` (m,), ``sparse_terms`` (m,) from the BM25
-        sparse vectors Mem0's Qdrant store keeps, else tf-idf over the pool's texts.
+        ``session_id`` metadata; absent when no memory of the pool has either), ``titles``
+        (the title metadata: ``title`` unless ``metadata_keys`` names another key; absent when
+        no memory of the pool has one), and lexical features: ``sparse`` (P, m),
+        ``query_sparse`` (m,), ``sparse_terms`` (m,) from the BM25 sparse vectors Mem0's Qdrant
+        store keeps, else tf-idf over the pool's texts.
     """
 
     @property
@@ -415,7 +419,8 @@ class PreparedPool(CandidatePool):
 
 def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
                    trace: SearchTrace | None = None, scope: Mapping[str, Any] | None = None,
-                   follow_timeout: float | None = DEFAULT_FOLLOW_TIMEOUT) -> PreparedPool | None:
+                   follow_timeout: float | None = DEFAULT_FOLLOW_TIMEOUT,
+                   metadata_keys: Mapping[str, str] | None = None) -> PreparedPool | None:
     """Mem0's pool for ``query`` as a :class:`~mempursuit_core.readpath.CandidatePool`.
 
     The one read path of this adapter: a bound search and the evaluation harness
@@ -435,6 +440,10 @@ def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
         (None: no second read).
     follow_timeout : float or None
         Seconds the second read may take.
+    metadata_keys : mapping, optional
+        ``{"titles": key}``: the metadata key that holds a memory's title, read for the
+        ``titles`` signal and used by the second read (default ``title``; the settings'
+        ``metadata_keys``).
 
     Returns
     -------
@@ -447,7 +456,10 @@ def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
     AdapterError
         When the pool is not Mem0's result dicts, holds an id twice, or the stored vectors'
         dimension differs from the query's.
+    TypeError, ValueError
+        When ``metadata_keys`` is not ``{"titles": key}`` with a non-empty key.
     """
+    key = _title_key(metadata_keys)
     if not isinstance(pool, list):
         raise AdapterError(f"Mem0 returned a {type(pool).__name__} pool, expected a list")
     if not pool:
@@ -472,9 +484,9 @@ def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
             f"d={q.shape[0]}"
         )
     native_scores = np.array([float(item.get("score") or 0.0) for item in pool], dtype=np.float64)
-    signals = _pool_signals(memory, query, pool, stored)
+    signals = _pool_signals(memory, query, pool, stored, key)
     if "titles" in signals and scope is not None:
-        lookup = _title_lookup(memory, query, q, scope, follow_timeout)
+        lookup = _title_lookup(memory, query, q, scope, follow_timeout, key)
         if lookup is not None:
             signals = signals.overlay({"title_lookup": lookup})
     return PreparedPool(pool, q, stored.dense, native_scores=native_scores, signals=signals)
@@ -482,8 +494,8 @@ def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
 
 # ------------------------------------------------------------------ the second read
 
-#: the metadata key that holds a memory's title (kept at the top of Mem0's payload)
-TITLE_KEY = "title"
+# TITLE_KEY (settings): the metadata key that holds a memory's title unless the settings'
+# metadata_keys={"titles": ...} names another (metadata is kept at the top of Mem0's payload)
 #: the vector store methods that write (the title indexes follow them)
 _WRITES = ("insert", "update", "delete", "reset", "delete_col")
 #: Mem0's payload keys that are not metadata (``_search_vector_store``'s step 9)
@@ -524,19 +536,20 @@ def _listed(found: Any) -> list:
 
 
 def _title_lookup(memory: Any, query: str, q: np.ndarray, scope: Mapping[str, Any],
-                  follow_timeout: float | None) -> TitleLookup | None:
+                  follow_timeout: float | None, title_key: str = TITLE_KEY
+                  ) -> TitleLookup | None:
     """The second read of a search inside its scope: the vector store's own ``search`` with
     the retrieval step's filters (user / agent / run ids, metadata filters) plus
-    ``{"title": t}``, one call per title, Mem0's threshold on the similarity and its expiry
+    ``{title_key: t}``, one call per title, Mem0's threshold on the similarity and its expiry
     kept; the stored vectors read back by id. None (said once per store) where the filters
     already fix the title."""
     store = memory.vector_store
     filters = dict(scope.get("filters") or {})
-    if TITLE_KEY in filters:
+    if title_key in filters:
         if id(store) not in _NOTED:
             _NOTED.add(id(store))
             logger.info("mempursuit: the second read through Mem0 is off: the search's "
-                        "filters already fix %r", TITLE_KEY)
+                        "filters already fix %r", title_key)
         return None
     threshold = float(scope.get("threshold") or 0.0)
     show_expired = bool(scope.get("show_expired", False))
@@ -549,22 +562,26 @@ def _title_lookup(memory: Any, query: str, q: np.ndarray, scope: Mapping[str, An
             pass
 
     def titles() -> list:
-        return [(getattr(r, "payload", None) or {}).get(TITLE_KEY)
+        return [(getattr(r, "payload", None) or {}).get(title_key)
                 for r in _listed(store.list(filters=filters, top_k=_LISTED))]
 
     def fetch(names: list, limit: int) -> Fetched:
         found = [r for t in names for r in store.search(
-            query=query, vectors=q.tolist(), top_k=limit, filters={**filters, TITLE_KEY: t})]
+            query=query, vectors=q.tolist(), top_k=limit, filters={**filters, title_key: t})]
         items = [_result(r, r.score) for r in found
                  if (r.score is None or r.score >= threshold)
                  and (show_expired or not _expired(r.payload or {}))]
         if not items:
             return Fetched([], np.zeros((0, q.shape[0])))
         stored = fetch_stored_vectors(store, [i["id"] for i in items])
-        return Fetched.of(items, stored.dense, _pool_signals(memory, query, items, stored),
+        return Fetched.of(items, stored.dense,
+                          _pool_signals(memory, query, items, stored, title_key),
                           native_scores=np.array([float(i["score"] or 0.0) for i in items]))
     agrees = plain_match(filters)
-    return TitleLookup(indexes.index(repr(sorted(filters.items(), key=str)), titles), fetch,
+    # one index per scope and title key (the indexes are the store's, shared by its bindings)
+    scoped = repr(sorted(filters.items(), key=str))
+    return TitleLookup(indexes.index(scoped if title_key == TITLE_KEY else (title_key, scoped),
+                                     titles), fetch,
                        key=lambda item: str(item["id"]),
                        in_scope=None if agrees is None else (
                            lambda item: agrees({**(item.get("metadata") or {}), **item})),
@@ -592,7 +609,8 @@ def _session(item: dict) -> str | None:
     return None
 
 
-def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapping:
+def _pool_signals(memory, query: str, pool: list, stored: StoredVectors,
+                  title_key: str = TITLE_KEY) -> Mapping:
     details = [item.get("score_details") for item in pool]
     eager: dict[str, Any] = {}
     if all(isinstance(d, dict) for d in details):
@@ -610,7 +628,7 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
     sessions = [_session(item) for item in pool]
     if any(s is not None for s in sessions):
         eager["session_ids"] = sessions
-    titles = [(item.get("metadata") or {}).get(TITLE_KEY) if isinstance(
+    titles = [(item.get("metadata") or {}).get(title_key) if isinstance(
         item.get("metadata"), dict) else None for item in pool]
     if any(isinstance(t, str) and t for t in titles):
         eager["titles"] = titles
@@ -641,7 +659,7 @@ def _pool_signals(memory, query: str, pool: list, stored: StoredVectors) -> Mapp
 
 def collect_pool(
     memory: Any, query: str, filters: Mapping[str, Any], size: int, *, threshold: float = 0.1,
-    show_expired: bool = False,
+    show_expired: bool = False, metadata_keys: Mapping[str, str] | None = None,
 ) -> PreparedPool | None:
     """Mem0's native pool of ``size`` for ``query``, with stored vectors and the query vector.
 
@@ -649,6 +667,22 @@ def collect_pool(
     with ``limit=size``, so filters, scoping, expiry and ``threshold`` are Mem0's; reads the
     pool's stored vectors from the vector store. Works on bound and unbound sync memories.
     Raises instead of falling back (this is for evaluation and benchmarks).
+
+    Parameters
+    ----------
+    memory : mem0.Memory
+    query : str
+    filters : mapping
+        The search's filters (``user_id`` / ``agent_id`` / ``run_id`` and metadata filters).
+    size : int
+        The pool size P.
+    threshold : float
+        Mem0's threshold on the semantic score.
+    show_expired : bool
+        Keep expired memories, as Mem0's own argument.
+    metadata_keys : mapping, optional
+        ``{"titles": key}``, the settings' option: the metadata key of a memory's title
+        (default ``title``), read for the ``titles`` signal and the second read.
 
     Returns
     -------
@@ -662,6 +696,7 @@ def collect_pool(
     missing = [p for p in _REQUIRED_PARAMS if p not in sig.parameters]
     if missing:
         raise AdapterError(f"Memory._search_vector_store no longer takes {missing}")
+    _title_key(metadata_keys)  # a bad option fails before Mem0 is asked
     wanted = {"query": query, "filters": dict(filters), "limit": int(size),
               "threshold": threshold, "explain": True, "show_expired": show_expired}
     ba = sig.bind(memory, **{name: value for name, value in wanted.items()
@@ -676,7 +711,8 @@ def collect_pool(
         _CAPTURE.reset(token)
     if pool and cap.vector is None:
         raise AdapterError("the query embedding Mem0 computed was not seen")
-    return candidate_pool(memory, query, pool, cap.vector, scope=wanted)
+    return candidate_pool(memory, query, pool, cap.vector, scope=wanted,
+                          metadata_keys=metadata_keys)
 
 
 def _native_call(binding: PursuitBinding, memory, query, filters, limit, args, kwargs):
@@ -788,7 +824,9 @@ def bind(memory: Any, settings: MemPursuitSettings | Mapping | None = None, **op
     ----------
     memory : mem0.Memory or mem0.AsyncMemory
     settings : MemPursuitSettings or dict, optional
-        Or the same as keyword options: ``k``, ``pool``, ``policy``, ``policy_options``.
+        Or the same as keyword options: ``k``, ``pool``, ``policy``, ``policy_options``,
+        ``strict``, ``follow_timeout``, ``budget_tokens``, ``metadata_keys`` (e.g.
+        ``{"titles": "name"}``: the metadata key that holds a memory's title).
 
     Returns
     -------

@@ -1,13 +1,62 @@
-"""The adapter's settings: budget, pool size, read policy, failure mode (no Mem0 import here)."""
+"""The adapter's settings: budget, pool size, read policy, failure mode, the metadata key of a
+memory's title (no Mem0 import here)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from mempursuit_core.adapter import DEFAULT_POLICY, DEFAULT_POOL, ReadOptions, did_you_mean
 
-__all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY"]
+__all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY", "METADATA_SIGNALS",
+           "TITLE_KEY", "title_key"]
+
+#: the metadata key that holds a memory's title unless ``metadata_keys`` names another
+TITLE_KEY = "title"
+#: the signals ``metadata_keys`` may name in this adapter: Mem0's other signals come from its
+#: own fields (``created_at``; ``run_id`` / ``session_id``; ``speaker`` / ``actor_id`` / ``role``)
+METADATA_SIGNALS = ("titles",)
+
+
+def title_key(metadata_keys: Mapping[str, str] | None) -> str:
+    """The metadata key of a memory's title that ``metadata_keys`` names (``title`` when it
+    names none).
+
+    Parameters
+    ----------
+    metadata_keys : mapping or None
+        ``{signal: metadata key}``; the only signal this adapter reads from it is ``titles``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        ``metadata_keys`` is not a mapping, or its ``titles`` entry is not a string.
+    ValueError
+        It names a signal other than ``titles`` (with a did-you-mean), or its ``titles`` entry
+        is blank.
+    """
+    if metadata_keys is None:
+        return TITLE_KEY
+    if not isinstance(metadata_keys, Mapping):
+        raise TypeError("metadata_keys takes {signal: metadata key}, e.g. {'titles': 'name'}; "
+                        f"got a {type(metadata_keys).__name__}")
+    unknown = sorted(map(str, set(metadata_keys) - set(METADATA_SIGNALS)))
+    if unknown:
+        near = "".join(did_you_mean(name, METADATA_SIGNALS) for name in unknown)
+        raise ValueError(
+            f"metadata_keys: unknown signal(s) {unknown}{near}; the Mem0 adapter reads only "
+            f"{list(METADATA_SIGNALS)} from it (its timestamps, sessions and speakers come from "
+            "Mem0's own fields), e.g. metadata_keys={'titles': 'name'}")
+    key = metadata_keys.get("titles", TITLE_KEY)
+    if not isinstance(key, str) or not key.strip():
+        error = TypeError if not isinstance(key, str) else ValueError
+        raise error("metadata_keys['titles'] must be the metadata key that holds a memory's "
+                    f"title (a non-empty str, e.g. {{'titles': 'name'}}), got {key!r}")
+    return key
 
 
 @dataclass(frozen=True)
@@ -36,12 +85,28 @@ class MemPursuitSettings(ReadOptions):
     budget_tokens : int or None, default None
         A token budget beside ``k``: a search returns the longest prefix of the policy's order
         whose memories fit (:mod:`mempursuit_core.tokens`).
+    follow_timeout : float or None, default 0.5
+        Seconds the second read may take before the first read's order stands.
+    metadata_keys : dict, default ``{"titles": "title"}``
+        ``{signal: metadata key}``, as the document adapters take it: ``titles`` names the
+        metadata key that holds a memory's title, read for the ``titles`` signal and used by
+        the second read (the scope's titles and the ``{key: title}`` fetch filter). The only
+        signal it may name here (Mem0's others come from its own fields).
     """
+
+    metadata_keys: Mapping[str, str] = field(default_factory=lambda: {"titles": TITLE_KEY})
 
     def __post_init__(self) -> None:
         if not isinstance(self.policy, str) or not self.policy:
             raise TypeError(f"policy must be a selector name (str), got {self.policy!r}")
+        title_key(self.metadata_keys)  # a bad mapping fails here, in one line
+        object.__setattr__(self, "metadata_keys", dict(self.metadata_keys))
         super().__post_init__()
+
+    @property
+    def title_key(self) -> str:
+        """The metadata key that holds a memory's title (``metadata_keys["titles"]``)."""
+        return title_key(self.metadata_keys)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any] | None) -> "MemPursuitSettings":

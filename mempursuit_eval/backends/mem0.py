@@ -258,14 +258,16 @@ class Mem0Backend:
                   else np.asarray(self.memory.embedding_model.embed(query, "search")))
             return Pool([], vectors=np.zeros((0, d), dtype=np.float32), query_vector=qv,
                         native_scores=np.zeros(0))
-        uids = []
-        for item in prepared.items:
-            meta = item.get("metadata") or {}
-            uid = meta.get("uid")
-            if uid is None:
-                raise ValueError(f"memory {item.get('id')} has no 'uid' in its metadata")
-            uids.append(uid)
-        return self._pool_from(prepared, group, query, uids)
+        return self._pool_from(prepared, group, query,
+                               [self._uid_of(item) for item in prepared.items])
+
+    @staticmethod
+    def _uid_of(item: Any) -> str:
+        """The unit of a Mem0 result (a pool's or the second read's): its ``uid`` metadata."""
+        uid = (item.get("metadata") or {}).get("uid")
+        if uid is None:
+            raise ValueError(f"memory {item.get('id')} has no 'uid' in its metadata")
+        return uid
 
     def _pool_from(self, prepared: Any, group: str, query: str, uids: list[str]) -> Pool:
         """The harness's Pool for the adapter's pool; ``uids`` are its units' ids."""
@@ -276,7 +278,8 @@ class Mem0Backend:
             producers = {key: (lambda key=key: lexical()[key])
                          for key in ("bm25_group", "sparse", "query_sparse", "sparse_terms")}
         return pool_from_candidates(prepared, uids, units=self._units,
-                                    dataset_signals=self.dataset_signals, producers=producers)
+                                    dataset_signals=self.dataset_signals, producers=producers,
+                                    uid_of=self._uid_of)
 
     def _lexical_signals(self, group: str, query: str, uids: list[str]) -> dict:
         index = self._lexical.get(group)

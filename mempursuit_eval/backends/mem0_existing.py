@@ -16,7 +16,9 @@ What is read, and how nothing is written:
 * Pools are Mem0's own retrieval step on that store (:func:`mempursuit_mem0.search.collect_pool`:
   ``user_id = group``, Mem0's threshold, its combined order), the query embedded by the
   config's own embedder, the pool's stored vectors read back from Qdrant. ``--embedder`` plays
-  no part in the pools.
+  no part in the pools. Memories with a title metadata (``title``, or the key
+  ``--backend-opt metadata_keys='{"titles": "name"}'`` names, the adapter's option) give the
+  ``titles`` signal and the adapter's second read, whose fetched memories are units by id.
 * Read-only by construction: the harness opens the Qdrant client itself, replaces every method
   that writes (upsert, delete, set_payload, create / recreate / delete collection, payload
   indexes, ...) on that client instance by one that raises :class:`ReadOnlyStoreError`, and
@@ -222,14 +224,22 @@ class ExistingMem0Backend(Mem0Backend):
         Mem0's search threshold (Mem0's default 0.1).
     lexical : bool
         Attach the harness's lexical features to pools (as the ``mem0`` store does).
+    metadata_keys : dict, optional
+        ``{"titles": key}``: the metadata key that holds a memory's title (default ``title``),
+        the adapter's option (:class:`mempursuit_mem0.MemPursuitSettings`).
     """
 
     #: Never reopened from the harness's cache: the store is yours, not a build of the harness.
     load_existing = None
 
     def __init__(self, config: str | os.PathLike, *, threshold: float = 0.1,
-                 lexical: bool = False, native: str | None = None):
+                 lexical: bool = False, native: str | None = None,
+                 metadata_keys: dict | None = None):
+        from mempursuit_mem0.settings import title_key
+
+        title_key(metadata_keys)  # a bad option fails before the store is opened
         super().__init__("qdrant", threshold=threshold, lexical=lexical, native=native)
+        self.metadata_keys = None if metadata_keys is None else dict(metadata_keys)
         self.config_path = str(config)
         self.cfg = read_config(config)
         self.name = "mem0-existing"
@@ -281,12 +291,17 @@ class ExistingMem0Backend(Mem0Backend):
         size = checked_pool_size(self.memory is not None, size)
         query = query.strip()
         prepared = collect_pool(self.memory, query, {"user_id": group}, size,
-                                threshold=self.threshold)
+                                threshold=self.threshold, metadata_keys=self.metadata_keys)
         if prepared is None:
             qv = np.asarray(self.memory.embedding_model.embed(query, "search"), dtype=np.float64)
             return Pool([], vectors=np.zeros((0, qv.shape[0]), dtype=np.float32),
                         query_vector=qv, native_scores=np.zeros(0))
-        return self._pool_from(prepared, group, query, [str(item["id"]) for item in prepared.items])
+        return self._pool_from(prepared, group, query, [self._uid_of(i) for i in prepared.items])
+
+    @staticmethod
+    def _uid_of(item: Any) -> str:
+        """The unit of a Mem0 result (a pool's or the second read's): its memory id."""
+        return str(item["id"])
 
     def close(self) -> None:
         memory, self.memory = self.memory, None
