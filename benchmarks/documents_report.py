@@ -226,8 +226,9 @@ def render() -> str:
         *table(wiki_rows),
         "",
         f"The second read fetched for {second['questions']} of {second['of']} questions, "
-        f"{second['mean_fetched']:.2f} extra candidates a question on average; its lookup takes "
-        f"a median {second['lookup_ms_median']:.2f} ms, and selection with it "
+        f"{second['mean_fetched']:.2f} extra candidates a question on average; on those, the "
+        f"lookup and the choice again take a median {second['lookup_ms_median']:.2f} ms, and "
+        "the whole selection with it "
         f"{lat['5']['median']:.2f} ms median / {lat['5']['p95']:.2f} ms p95 a read at K = 5 "
         f"({lat['10']['median']:.2f} / {lat['10']['p95']:.2f} at K = 10; the harness times "
         "200 questions one by one).",

@@ -234,8 +234,9 @@ def markdown_report(summary: dict) -> str:
 def _second_read_lines(s: dict) -> list[str]:
     """What each policy's second read fetched (the titles its picks name), and at what cost."""
     return [f"- second read of `{p}`: {d['questions']} of {d['of']} questions, "
-            f"{d['mean_fetched']:.2f} extra candidates a question on average, lookup median "
-            f"{d['lookup_ms_median']:.3f} ms (in the select time)"
+            f"{d['mean_fetched']:.2f} extra candidates a question on average; on those, the "
+            f"lookup and the choice again take a median {d['lookup_ms_median']:.3f} ms (in the "
+            "select time)"
             for p, d in (s.get("second_read") or {}).items()]
 
 

@@ -20,6 +20,7 @@ vectors, not the whole benchmark's.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import logging
@@ -33,6 +34,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+
+from mempursuit_core.signals import PoolSignals
 
 from .base import MemoryUnit, Pool
 from .cache import encode_with_progress, safe_filename
@@ -613,17 +616,26 @@ def measure_latency(selectors: Mapping[str, Any], pools: Sequence[Pool],
             for name, sel in selectors.items()}
 
 
+def _unread(p: Pool) -> Pool:
+    """``p`` with none of what a policy derived from its signals (each policy is timed deriving
+    its own: the selection stage read these pools before); the store's signal values stay."""
+    if isinstance(p.signals, PoolSignals):
+        return dataclasses.replace(p, signals=p.signals.overlay())
+    return p
+
+
 def _latency(selector, pools: Sequence[Pool], k: int, repeats: int = 1) -> dict:
     if not pools:
         return {"median": math.nan, "p95": math.nan, "n": 0}
     p0 = pools[0]
-    _select_one(selector, p0, k)  # warm-up (compilation, caches)
+    _select_one(selector, _unread(p0), k)  # warm-up (compilation, caches)
     times = []
     for p in pools:
         best = math.inf
         for _ in range(repeats):
+            fresh = _unread(p)
             t = time.perf_counter()
-            _select_one(selector, p, k)
+            _select_one(selector, fresh, k)
             best = min(best, time.perf_counter() - t)
         times.append(best * 1e3)
     arr = np.asarray(times)
