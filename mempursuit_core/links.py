@@ -162,7 +162,7 @@ class PoolTexts:
         found = self._holders.get(word)
         if found is None:
             if self._counts is None:
-                self._counts = [_term_counts(nfc(str(t)), True)[0] for t in self._texts]
+                self._counts = _stemmed(self._texts)
             shorter, P = self._shorter or (None, 0)
             if shorter is not None and word in shorter._holders:  # only the texts added
                 found = shorter._holders[word] + tuple(j for j in range(P, len(self._counts))
@@ -180,10 +180,14 @@ class PoolTexts:
         out = PoolTexts(texts)
         out._lowered = self._lowered  # the same texts at the same places: shared
         if self._counts is not None:
-            out._counts = self._counts + [_term_counts(nfc(str(t)), True)[0]
-                                          for t in texts[P:]]
+            out._counts = self._counts + _stemmed(texts[P:])
         out._shorter = (self, P)
         return out
+
+
+def _stemmed(texts: Sequence[object]) -> list[dict[str, int]]:
+    """Each text's stemmed term counts, as the pool's BM25 keeps them (cached per text)."""
+    return [_term_counts(nfc(str(t)), True)[0] for t in texts]
 
 
 def pool_texts(signals: Any, texts: Sequence[object]) -> PoolTexts:
@@ -247,10 +251,7 @@ class TitleLinks:
         # the first P candidates are asked of this pool's links, the others searched one by one
         out = TitleLinks((), texts, cased=self.cased)
         out.phrases, out._caps, out._rare = list(self.phrases), list(self._caps), list(self._rare)
-        found = [_title(t) if isinstance(t, str) else _NO_TITLE for t in titles[P:]]
-        out.phrases += [f[0] for f in found]
-        out._rare += [f[1] for f in found]
-        out._caps += [f[2] for f in found]
+        out._add(titles[P:])  # its _by_rare holds only these: the first P are asked above
         out._titles = titles
         out._shorter = (self, P)
         return out

@@ -19,6 +19,7 @@ store does not have). Nothing is computed unless a policy reads it.
 
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -184,6 +185,10 @@ class PlainStore:
 
         units = self._units if units is None else units
         rows = order.tolist()  # list indexing by Python ints: several times faster
+
+        def of_units(name: str) -> Callable[[], list]:
+            get = operator.attrgetter(name)
+            return lambda: [get(units[r]) for r in np.asarray(g.rows)[rows].tolist()]
         native_lexical = {"lexical": bm25} if self.native == "hybrid" else {}
         # documents only: a group without titles (dialogue) gets no key, as before titles existed
         titled = ({"titles": lambda: [g.titles[i] for i in rows]} if g.titles is not None
@@ -196,9 +201,9 @@ class PlainStore:
             "sparse": lambda: tfidf()[0],
             "query_sparse": lambda: tfidf()[1],
             "sparse_terms": lambda: tfidf()[2],
-            "timestamps": lambda: [units[r].timestamp for r in np.asarray(g.rows)[order].tolist()],
-            "session_ids": lambda: [units[r].session_id for r in np.asarray(g.rows)[order].tolist()],
-            "speakers": lambda: [units[r].speaker for r in np.asarray(g.rows)[order].tolist()],
+            "timestamps": of_units("timestamp"),
+            "session_ids": of_units("session_id"),
+            "speakers": of_units("speaker"),
             "positions": lambda: order.astype(np.int64),
             "texts": lambda: [g.texts[i] for i in rows],
             **titled,
