@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 
 import numpy as np
 
@@ -228,6 +230,58 @@ def _stdout_gone() -> int:
     return 141
 
 
+_GRACE_S = 5.0  # after a Ctrl-C, how long the run may take to unwind before it is ended
+_EXITING = threading.Lock()  # held, never released, by whoever ends the process
+
+
+def _interrupted(args) -> str:
+    if getattr(args, "no_cache", True):  # --no-cache, or a command that caches nothing
+        return f"mempursuit {args.command}: interrupted"
+    return (f"mempursuit {args.command}: interrupted (the texts embedded so far are cached: "
+            "run the same command again to embed only the rest)")
+
+
+def _exit_interrupted(args, *, flush: bool = True) -> None:
+    """Print the one line and end the process with 130, without waiting for threads.
+
+    ``flush=False`` (from the Ctrl-C watch's thread) writes to the file descriptor directly: the
+    run's own thread may hold the streams' locks, and is not waited for."""
+    with _EXITING:
+        if flush:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os.write(2, f"{_interrupted(args)}\n".encode("utf-8", "replace"))
+        os._exit(130)
+
+
+class _CtrlC:
+    """SIGINT handler for the command line. It raises ``KeyboardInterrupt`` as Python's own does,
+    and a thread started beforehand ends the run if it has not ended ``_GRACE_S`` later (Python
+    prints and drops a ``KeyboardInterrupt`` raised in a finalizer) or at a second Ctrl-C.
+
+    The handler only sets events: it may run inside any code of the run's thread, locks held."""
+
+    def __init__(self, args):
+        self.args = args
+        self.count = 0
+        self.fired = threading.Event()
+        self.again = threading.Event()
+        threading.Thread(target=self._watch, name="mempursuit-ctrl-c", daemon=True).start()
+
+    def _watch(self) -> None:
+        self.fired.wait()
+        self.again.wait(_GRACE_S)
+        _exit_interrupted(self.args, flush=False)
+
+    def __call__(self, signum, frame) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.fired.set()
+            raise KeyboardInterrupt
+        if self.count == 2:
+            self.again.set()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command; a known kind of bad input (an unknown name, a framework not installed, a
     ``ValueError`` from a command's checks) is one line on stderr and exit status 2, Ctrl-C one
@@ -235,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     from .plugins import AdapterNotInstalledError, UnknownNameError
 
     args = build_parser().parse_args(argv)
+    command_line = argv is None
+    if command_line and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _CtrlC(args))  # not where Ctrl-C is ignored
     try:
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at shutdown
@@ -245,17 +302,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mempursuit {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        if getattr(args, "no_cache", True):  # --no-cache, or a command that caches nothing
-            print(f"mempursuit {args.command}: interrupted", file=sys.stderr)
-        else:
-            print(f"mempursuit {args.command}: interrupted (the texts embedded so far are cached: "
-                  "run the same command again to embed only the rest)", file=sys.stderr)
-        if argv is None:  # the command line: exit now, not after requests still in flight
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(130)
+        if command_line:  # exit now, not after requests still in flight
+            _exit_interrupted(args)
+        print(_interrupted(args), file=sys.stderr)
         return 130
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -286,7 +286,9 @@ class OpenAIEmbedder:
         pending = set(futures)
         try:
             while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                # a bounded wait: a Ctrl-C's handler runs in this thread, and only between waits
+                # where the signal reached another thread
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in done:
                     exc = f.exception()
                     if exc is not None:

@@ -263,6 +263,46 @@ def test_embedder_overflow_is_its_own_line_without_a_numpy_warning(tmp_path):
     assert "RuntimeWarning" not in res.stderr and "overflow" not in line
 
 
+_SWALLOWED = """
+import argparse, os, signal, sys, threading
+from mempursuit_core import cli
+
+cli._GRACE_S = float(sys.argv[1])
+signal.signal(signal.SIGINT, cli._CtrlC(argparse.Namespace(command="eval", no_cache=False)))
+
+
+class Finalizer:
+    def __del__(self):  # Python prints a KeyboardInterrupt raised here and drops it
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+
+
+Finalizer()
+print("dropped", flush=True)
+if sys.argv[2] == "again":
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Event().wait()  # a run that would never look again
+"""
+
+
+@pytest.mark.parametrize("grace, again", [(0.5, "no"), (3600, "again")])
+def test_a_ctrl_c_that_python_drops_still_ends_the_run(grace, again):
+    """A ``KeyboardInterrupt`` raised in a finalizer is printed and dropped by Python, and the run
+    goes on waiting: the command line ends it anyway, after its grace or at a second Ctrl-C, with
+    the one line and status 130."""
+    try:  # a hang guard, not a timing
+        res = subprocess.run([sys.executable, "-c", _SWALLOWED, str(grace), again], cwd=ROOT,
+                             env=ENV, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a dropped Ctrl-C left the run waiting")
+    assert res.stdout == "dropped\n" and "KeyboardInterrupt" in res.stderr, res.stderr
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == (
+        "mempursuit eval: interrupted (the texts embedded so far are cached: run the same command "
+        "again to embed only the rest)")
+
+
 def test_ctrl_c_stops_at_once_and_keeps_what_was_embedded(tmp_path):
     """SIGINT while the rest of 200 requests are queued: the run ends with one line and status
     130 without waiting for the queue, the answered batches are in the cache, and the same
@@ -314,7 +354,9 @@ def test_ctrl_c_stops_at_once_and_keeps_what_was_embedded(tmp_path):
         try:  # the held requests never finish: only an exit that does not wait for them ends it
             out, err = proc.communicate(timeout=300)
         except subprocess.TimeoutExpired:
-            pytest.fail("the run did not stop after Ctrl-C (it waits for requests in flight)")
+            proc.kill()
+            pytest.fail("the run did not stop after Ctrl-C (it waits for requests in flight); "
+                        f"its stderr:\n{proc.communicate()[1]}")
         assert proc.returncode == 130, err
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "interrupted" in lines[0] and "Traceback" not in err, err
