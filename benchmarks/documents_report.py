@@ -313,7 +313,8 @@ def render() -> str:
             f"{e['all']['swap']['complete_coverage@10']:.1f}"
             for name, e in fw["frameworks"].items()) + " (complete coverage, K = 5 / 10).", ""]
     harness = [(name, RUNS / f"{key}-2wiki") for name, key in
-               (("LangGraph (InMemoryStore)", "langgraph"), ("AutoGen (ChromaDB)", "autogen"))
+               (("LangGraph (InMemoryStore)", "langgraph"), ("AutoGen (ChromaDB)", "autogen"),
+                ("Mem0 (Qdrant local)", "mem0"))
                if (RUNS / f"{key}-2wiki" / "summary.json").exists()]
     if harness:
         lines += [
@@ -322,13 +323,27 @@ def render() -> str:
             "their titles, each pool read through the adapter's own read path, its second read "
             "through the framework's own filter; all "
             f"{n_wiki} questions; complete coverage K = 5 / 10):", "",
-            "| framework | native | the default | `follow=0` |", "|---|---:|---:|---:|"]
+            "| framework | native | the default | `follow=0` | second read: questions, "
+            "lookup and choice again ms (median) |", "|---|---:|---:|---:|---:|"]
         for name, run in harness:
             rows = summary_rows(run)[0]
+            sr = json.loads((run / "summary.json").read_text(encoding="utf-8")).get(
+                "second_read", {}).get("centered-fusion", {})
             lines.append(f"| {name} | " + " | ".join(
                 f"{rows[p]['5']['complete_coverage']:.1f} / {rows[p]['10']['complete_coverage']:.1f}"
-                for p in ("native", "centered-fusion", "centered-fusion:follow=0")) + " |")
+                for p in ("native", "centered-fusion", "centered-fusion:follow=0")) + " | "
+                + (f"{sr['questions']}, {sr['lookup_ms_median']:.0f} |" if sr else " |"))
         lines.append("")
+        mem0_open = RUNS / "mem0-threshold0-2wiki" / "summary.json"
+        if mem0_open.exists():
+            rows = summary_rows(mem0_open.parent)[0]["centered-fusion"]
+            lines += [
+                "Mem0 keeps its similarity threshold (0.1) on what the second read fetches, as "
+                "its own search does: a paragraph too unlike the question is not fetched. With "
+                "`--backend-opt threshold=0` (the pools too) the default reads "
+                f"{rows['5']['complete_coverage']:.1f} / {rows['10']['complete_coverage']:.1f}. "
+                "Mem0's Qdrant local mode reads every point's payload per filtered search, so "
+                "its lookup costs about one Mem0 search (its own first read is as slow).", ""]
     trial = RUNS / "vector_hop_locomo.json"
     if trial.exists():
         t = json.loads(trial.read_text(encoding="utf-8"))

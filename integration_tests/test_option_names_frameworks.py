@@ -114,6 +114,19 @@ def test_mem0_settings_and_reranker_config():
     assert MemPursuitRerankerConfig(metadata_keys={"titles": "name"}).to_settings(
         ).title_key == "name"
     assert MemPursuitRerankerConfig().to_settings().title_key == "title"
+    # a field Mem0 lifts out of metadata would give no memory a title: one line, not silence
+    for key in ("user_id", "hash"):
+        with pytest.raises(ValueError, match=rf"metadata_keys\['titles'\]='{key}' is a field "
+                                             "Mem0 keeps out of a memory's metadata"):
+            MemPursuitRerankerConfig(metadata_keys={"titles": key})
+        with pytest.raises(ValueError, match=r"keeps out of a memory's metadata"):
+            MemPursuitSettings(metadata_keys={"titles": key})
+    # the second read's deadline, by the config route too
+    assert MemPursuitRerankerConfig().to_settings().follow_timeout == 0.5
+    assert MemPursuitRerankerConfig(follow_timeout=2).to_settings().follow_timeout == 2
+    assert MemPursuitRerankerConfig(follow_timeout=None).to_settings().follow_timeout is None
+    with pytest.raises(ValueError, match=r"follow_timeout must be a number of seconds > 0"):
+        MemPursuitRerankerConfig(follow_timeout=0)
 
 
 def test_langgraph_signal_fields():

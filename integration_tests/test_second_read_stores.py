@@ -412,6 +412,43 @@ def test_mem0_follows_within_the_users_filters(tmp_path):
         native.vector_store.client.close()
 
 
+def test_mem0_on_qdrant_asks_for_every_title_at_once_and_gets_the_same_records(tmp_path):
+    """The second read's fetch on Qdrant: one ``{"in": titles}`` search gives, title by title,
+    the records of one search per title (A's only; a title with two records keeps its best
+    ``limit``); an answer that fills its ``top_k`` falls back to one search per title."""
+    Memory, native, _ = _mem0_two_users(tmp_path, lambda i, t: {"title": t})
+    from mempursuit_mem0.search import _by_title
+
+    try:
+        native.add(_text("Filler 0", "Another filler paragraph about songs."), user_id="A",
+                   infer=False, metadata={"title": "Filler 0"})
+        store = native.vector_store
+        q = np.asarray(native.embedding_model.embed(QUESTION, "search"))
+        calls = []
+        search = store.search
+        store.search = lambda **kw: calls.append(kw["filters"]) or search(**kw)
+
+        def fetch(names, limit, batched):
+            calls.clear()
+            found = _by_title(store, QUESTION, q, {"user_id": "A"}, "title", names, limit,
+                              batched=batched)
+            assert all(r.payload["user_id"] == "A" for r in found)
+            return [(r.payload["title"], str(r.id)) for r in found], len(calls)
+
+        names = [PERFORMER, "Filler 0", "No such title", "Filler 3"]
+        for limit in (1, 2, 3):
+            one, n_one = fetch(names, limit, batched=True)
+            each, n_each = fetch(names, limit, batched=False)
+            assert one == each and n_each == len(names)
+            # 4 records match: a top_k of 4 * limit is full only at limit 1
+            assert n_one == (1 + len(names) if limit == 1 else 1)
+        assert [t for t, _ in fetch(names, 2, batched=None)[0]] == [
+            PERFORMER, "Filler 0", "Filler 0", "Filler 3"]
+    finally:
+        native.close()
+        native.vector_store.client.close()
+
+
 def test_mem0_reads_and_follows_the_title_under_the_key_it_is_given(tmp_path):
     """Titles under ``name`` (and a ``title`` metadata no text names): with
     ``metadata_keys={"titles": "name"}`` (code and config routes, and ``collect_pool``, the
@@ -514,10 +551,16 @@ def test_graphiti_follows_entity_names_within_the_group_ids(model, tmp_path):
 
 # -- the evaluation harness reads the same second read ----------------------------------------
 
-@pytest.mark.parametrize("framework", ["langgraph", "autogen", "crewai", "semantic-kernel"])
+@pytest.mark.parametrize("framework", ["langgraph", "autogen", "crewai", "semantic-kernel",
+                                       "mem0"])
 def test_the_harness_backends_map_fetched_items_to_units(framework, model, tmp_path):
     pytest.importorskip({"langgraph": "langgraph.store.memory", "autogen": "autogen_ext",
-                         "crewai": "crewai", "semantic-kernel": "semantic_kernel"}[framework])
+                         "crewai": "crewai", "semantic-kernel": "semantic_kernel",
+                         "mem0": "mem0"}[framework])
+    if framework == "mem0":
+        import mem0_fixtures as fx
+
+        fx.set_offline_env()
     from mempursuit_core import get_selector
     from mempursuit_core.readpath import CandidatePool
     from mempursuit_eval.base import MemoryUnit

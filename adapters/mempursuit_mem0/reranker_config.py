@@ -7,6 +7,8 @@ from typing import Any, Dict, Optional
 from mem0.configs.rerankers.base import BaseRerankerConfig
 from pydantic import ConfigDict, Field, model_validator
 
+from mempursuit_core.adapter import DEFAULT_FOLLOW_TIMEOUT
+
 from .settings import DEFAULT_POLICY, DEFAULT_POOL, TITLE_KEY, MemPursuitSettings
 
 __all__ = ["MemPursuitRerankerConfig"]
@@ -19,6 +21,8 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     (a selector name, default ``mempursuit_core.DEFAULT_POLICY``), ``policy_options`` (selector
     keyword options), ``strict`` (raise instead of falling back to Mem0's native result),
     ``budget_tokens`` (a token budget beside ``k``: the longest prefix of the order that fits),
+    ``follow_timeout`` (seconds the second read may take before the first read's order stands,
+    default 0.5; ``None`` waits as long as the store takes),
     ``metadata_keys`` (``{"titles": key}``: the metadata key that holds a memory's title, for the
     ``titles`` signal and the second read; default ``{"titles": "title"}``).
     ``top_k`` (Mem0's common reranker field) is accepted as an alias of ``k``. Unknown keys are
@@ -33,6 +37,8 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
     policy_options: Dict[str, Any] = Field(default_factory=dict, description="Selector options")
     strict: bool = Field(default=False, description="Raise instead of falling back to native")
     budget_tokens: Optional[int] = Field(default=None, description="Token budget beside k")
+    follow_timeout: Optional[float] = Field(default=DEFAULT_FOLLOW_TIMEOUT,
+                                            description="Seconds the second read may take")
     metadata_keys: Dict[str, Any] = Field(default_factory=lambda: {"titles": TITLE_KEY},
                                           description="{'titles': the title's metadata key}")
 
@@ -58,6 +64,7 @@ class MemPursuitRerankerConfig(BaseRerankerConfig):
             policy_options=dict(self.policy_options),
             strict=self.strict,
             budget_tokens=self.budget_tokens,
+            follow_timeout=self.follow_timeout,
             metadata_keys=dict(self.metadata_keys),
         )
 

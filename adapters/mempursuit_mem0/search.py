@@ -42,7 +42,7 @@ from mempursuit_core.adapter import (CandidatePool, DEFAULT_FOLLOW_TIMEOUT, Fetc
                                      aread_or_native, plain_match, read_or_native)
 
 from .ann import full_pool  # ANN indexes: a full pool of P
-from .settings import TITLE_KEY, MemPursuitSettings
+from .settings import MEM0_FIELDS, MEM0_PROMOTED, TITLE_KEY, MemPursuitSettings
 from .settings import title_key as _title_key
 from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
 
@@ -498,11 +498,6 @@ def candidate_pool(memory: Any, query: str, pool: list, query_vector: Any, *,
 # metadata_keys={"titles": ...} names another (metadata is kept at the top of Mem0's payload)
 #: the vector store methods that write (the title indexes follow them)
 _WRITES = ("insert", "update", "delete", "reset", "delete_col")
-#: Mem0's payload keys that are not metadata (``_search_vector_store``'s step 9)
-_PROMOTED = ("user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to",
-             "expiration_date")
-_CORE = {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "attributed_to",
-         *_PROMOTED}
 _LISTED = 100_000  # titles read per scope at most
 _NOTED: set = set()
 
@@ -513,8 +508,8 @@ def _result(record: Any, score: float | None) -> dict:
     item = {"id": str(record.id), "memory": payload.get("data", ""), "hash": payload.get("hash"),
             "metadata": None, "score": score, "created_at": payload.get("created_at"),
             "updated_at": payload.get("updated_at")}
-    item.update({key: payload[key] for key in _PROMOTED if key in payload})
-    extra = {k: v for k, v in payload.items() if k not in _CORE}
+    item.update({key: payload[key] for key in MEM0_PROMOTED if key in payload})
+    extra = {k: v for k, v in payload.items() if k not in MEM0_FIELDS}
     if extra:
         item["metadata"] = extra
     return item
@@ -535,13 +530,43 @@ def _listed(found: Any) -> list:
     return list(found or [])
 
 
+def _by_title(store: Any, query: str, q: np.ndarray, filters: Mapping[str, Any],
+              title_key: str, names: list, limit: int, *, batched: bool | None = None) -> list:
+    """The vector store's ``search`` records for each title of ``names`` (its best ``limit``,
+    title by title, in ``names`` order): what one ``{title_key: t}`` search per title returns.
+
+    On Qdrant (``batched=None`` picks it; Mem0's default store, whose local mode scans every
+    point's payload per filtered search) one search with ``{title_key: {"in": names}}`` and
+    ``top_k = limit * len(names)`` gives the same records when it comes back short of that
+    ``top_k`` (every match is in it); a full answer, where a title may have been cut off, falls
+    back to one search per title."""
+    def one(filt: Mapping[str, Any], top_k: int) -> list:
+        return list(store.search(query=query, vectors=q.tolist(), top_k=top_k,
+                                 filters={**filters, **filt}))
+
+    if batched is None:
+        batched = type(store).__module__.rsplit(".", 1)[-1] == "qdrant"
+    if batched and len(names) > 1:
+        top_k = limit * len(names)
+        found = one({title_key: {"in": list(names)}}, top_k)
+        if len(found) < top_k:
+            per: dict = {t: [] for t in names}
+            for r in found:
+                value = (getattr(r, "payload", None) or {}).get(title_key)
+                for t in (value if isinstance(value, list) else [value]):
+                    if t in per and len(per[t]) < limit:
+                        per[t].append(r)
+            return [r for t in names for r in per[t]]
+    return [r for t in names for r in one({title_key: t}, limit)]
+
+
 def _title_lookup(memory: Any, query: str, q: np.ndarray, scope: Mapping[str, Any],
                   follow_timeout: float | None, title_key: str = TITLE_KEY
                   ) -> TitleLookup | None:
     """The second read of a search inside its scope: the vector store's own ``search`` with
     the retrieval step's filters (user / agent / run ids, metadata filters) plus
-    ``{title_key: t}``, one call per title, Mem0's threshold on the similarity and its expiry
-    kept; the stored vectors read back by id. None (said once per store) where the filters
+    ``{title_key: t}`` for each title (one call for them all on Qdrant: :func:`_by_title`),
+    Mem0's threshold on the similarity and its expiry kept; the stored vectors read back by id. None (said once per store) where the filters
     already fix the title."""
     store = memory.vector_store
     filters = dict(scope.get("filters") or {})
@@ -566,8 +591,7 @@ def _title_lookup(memory: Any, query: str, q: np.ndarray, scope: Mapping[str, An
                 for r in _listed(store.list(filters=filters, top_k=_LISTED))]
 
     def fetch(names: list, limit: int) -> Fetched:
-        found = [r for t in names for r in store.search(
-            query=query, vectors=q.tolist(), top_k=limit, filters={**filters, title_key: t})]
+        found = _by_title(store, query, q, filters, title_key, names, limit)
         items = [_result(r, r.score) for r in found
                  if (r.score is None or r.score >= threshold)
                  and (show_expired or not _expired(r.payload or {}))]

@@ -9,13 +9,19 @@ from typing import Any, Mapping
 from mempursuit_core.adapter import DEFAULT_POLICY, DEFAULT_POOL, ReadOptions, did_you_mean
 
 __all__ = ["MemPursuitSettings", "DEFAULT_POOL", "DEFAULT_POLICY", "METADATA_SIGNALS",
-           "TITLE_KEY", "title_key"]
+           "MEM0_FIELDS", "MEM0_PROMOTED", "TITLE_KEY", "title_key"]
 
 #: the metadata key that holds a memory's title unless ``metadata_keys`` names another
 TITLE_KEY = "title"
 #: the signals ``metadata_keys`` may name in this adapter: Mem0's other signals come from its
 #: own fields (``created_at``; ``run_id`` / ``session_id``; ``speaker`` / ``actor_id`` / ``role``)
 METADATA_SIGNALS = ("titles",)
+#: Mem0's payload keys that it lifts out of a result's metadata (``_search_vector_store``)
+MEM0_PROMOTED = ("user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to",
+                 "expiration_date")
+#: Mem0's payload keys that are not metadata: its own fields and the lifted ones
+MEM0_FIELDS = frozenset({"data", "hash", "created_at", "updated_at", "id", "text_lemmatized",
+                         *MEM0_PROMOTED})
 
 
 def title_key(metadata_keys: Mapping[str, str] | None) -> str:
@@ -37,7 +43,8 @@ def title_key(metadata_keys: Mapping[str, str] | None) -> str:
         ``metadata_keys`` is not a mapping, or its ``titles`` entry is not a string.
     ValueError
         It names a signal other than ``titles`` (with a did-you-mean), or its ``titles`` entry
-        is blank.
+        is blank or one of Mem0's own fields (``user_id``, ``hash``, ...), which never reach a
+        result's metadata.
     """
     if metadata_keys is None:
         return TITLE_KEY
@@ -56,6 +63,11 @@ def title_key(metadata_keys: Mapping[str, str] | None) -> str:
         error = TypeError if not isinstance(key, str) else ValueError
         raise error("metadata_keys['titles'] must be the metadata key that holds a memory's "
                     f"title (a non-empty str, e.g. {{'titles': 'name'}}), got {key!r}")
+    if key in MEM0_FIELDS:
+        raise ValueError(f"metadata_keys['titles']={key!r} is a field Mem0 keeps out of a "
+                         "memory's metadata, so no memory would have a title; store the title "
+                         "under a metadata key of its own, e.g. metadata={'title': ...} and "
+                         "metadata_keys={'titles': 'title'}")
     return key
 
 

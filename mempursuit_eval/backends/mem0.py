@@ -3,7 +3,7 @@
 * ``build``: one ``mem0.Memory`` (Qdrant local in ``workdir`` by default; FAISS or Chroma on
   request), every unit added as a raw memory (``infer=False`` semantics) with
   ``user_id = unit.group``, backdated ``created_at = unit.timestamp`` and metadata ``uid``,
-  ``session_id``, ``source_ids``, ``speaker``. Written with :func:`mempursuit_eval.backends.mem0_bulk.add_bulk`
+  ``session_id``, ``source_ids``, ``speaker`` and ``title`` (a titled unit's). Written with :func:`mempursuit_eval.backends.mem0_bulk.add_bulk`
   (batched, same payload as ``Memory.add``, no history rows: Mem0 commits one SQLite
   transaction per history row, ~18 ms each here, and search never reads them);
   ``bulk=False`` uses ``Memory.add`` one by one.
@@ -200,6 +200,8 @@ class Mem0Backend:
             meta["speaker"] = u.speaker
         if u.timestamp:
             meta["created_at"] = u.timestamp
+        if u.title is not None:  # the adapter's default title key: its titles and second read
+            meta["title"] = u.title
         return meta
 
     # ------------------------------------------------------------------ StoreBackend
