@@ -566,8 +566,8 @@ def _title_lookup(memory: Any, query: str, q: np.ndarray, scope: Mapping[str, An
     """The second read of a search inside its scope: the vector store's own ``search`` with
     the retrieval step's filters (user / agent / run ids, metadata filters) plus
     ``{title_key: t}`` for each title (one call for them all on Qdrant: :func:`_by_title`),
-    Mem0's threshold on the similarity and its expiry kept; the stored vectors read back by id. None (said once per store) where the filters
-    already fix the title."""
+    Mem0's threshold on the similarity and its expiry kept; the stored vectors read back by
+    id. None (said once per store) where the filters already fix the title."""
     store = memory.vector_store
     filters = dict(scope.get("filters") or {})
     if title_key in filters:
