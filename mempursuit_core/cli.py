@@ -242,16 +242,19 @@ def _interrupted(args) -> str:
 
 
 def _exit_interrupted(args, *, flush: bool = True) -> None:
-    """Print the one line and end the process with 130, without waiting for threads.
-
-    ``flush=False`` (from the Ctrl-C watch's thread) writes to the file descriptor directly: the
-    run's own thread may hold the streams' locks, and is not waited for."""
+    """Write the one line to file descriptor 2 and end the process with 130, without waiting for
+    threads. ``flush=False`` (the Ctrl-C watch's thread) leaves the streams unflushed: the run's
+    own thread may hold their locks, and is not waited for."""
     with _EXITING:
-        if flush:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os.write(2, f"{_interrupted(args)}\n".encode("utf-8", "replace"))
-        os._exit(130)
+        for stream in (sys.stdout, sys.stderr) if flush else ():
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe or stream: the line still goes out
+                pass
+        try:
+            os.write(2, f"{_interrupted(args)}\n".encode("utf-8", "replace"))
+        finally:
+            os._exit(130)
 
 
 class _CtrlC:
