@@ -442,8 +442,9 @@ def test_mem0_on_qdrant_asks_for_every_title_at_once_and_gets_the_same_records(t
             assert one == each and n_each == len(names)
             # 4 records match: a top_k of 4 * limit is full only at limit 1
             assert n_one == (1 + len(names) if limit == 1 else 1)
-        assert [t for t, _ in fetch(names, 2, batched=None)[0]] == [
-            PERFORMER, "Filler 0", "Filler 0", "Filler 3"]
+        got, n_default = fetch(names, 2, batched=None)  # Mem0's Qdrant store: batched
+        assert [t for t, _ in got] == [PERFORMER, "Filler 0", "Filler 0", "Filler 3"]
+        assert n_default == 1
     finally:
         native.close()
         native.vector_store.client.close()

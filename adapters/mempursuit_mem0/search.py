@@ -44,7 +44,8 @@ from mempursuit_core.adapter import (CandidatePool, DEFAULT_FOLLOW_TIMEOUT, Fetc
 from .ann import full_pool  # ANN indexes: a full pool of P
 from .settings import MEM0_FIELDS, MEM0_PROMOTED, TITLE_KEY, MemPursuitSettings
 from .settings import title_key as _title_key
-from .stores import StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors
+from .stores import (StoredVectors, VectorAccessError, _reader_for, fetch_stored_vectors,
+                     is_qdrant)
 
 __all__ = [
     "AdapterError",
@@ -545,7 +546,7 @@ def _by_title(store: Any, query: str, q: np.ndarray, filters: Mapping[str, Any],
                                  filters={**filters, **filt}))
 
     if batched is None:
-        batched = type(store).__module__.rsplit(".", 1)[-1] == "qdrant"
+        batched = is_qdrant(store)
     if batched and len(names) > 1:
         top_k = limit * len(names)
         found = one({title_key: {"in": list(names)}}, top_k)

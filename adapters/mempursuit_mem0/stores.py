@@ -89,6 +89,11 @@ def _reader_for(vector_store: Any) -> Reader:
     )
 
 
+def is_qdrant(vector_store: Any) -> bool:
+    """Whether ``vector_store`` is Mem0's Qdrant store (or a subclass read as one)."""
+    return core.vector_reader_for(vector_store, "mem0") is _read_qdrant
+
+
 def fetch_stored_vectors(vector_store: Any, ids: Sequence[str]) -> StoredVectors:
     """Read the stored vectors of ``ids`` from a Mem0 vector store.
 
